@@ -1,0 +1,49 @@
+"""The verbs as functions, returning spec objects: what the CLI and, later, the MCP server call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rung import runner
+from rung.errors import SolutionError
+from rung.runner import OnRung
+from rung.spec import Run
+from rung.store import Store, find_workspace
+
+
+def _open(workspace: str | Path | None) -> Store:
+    return Store(Path(workspace).resolve() if workspace else find_workspace())
+
+
+def check(problem: str | Path, solutions: Sequence[str | Path], workspace: str | Path | None = None,
+          on_rung: OnRung | None = None) -> list[Run]:
+    """Climb the ladder for each solution of `problem`; the stored runs, in order."""
+    paths = [Path(s) for s in solutions]
+    for p in paths:
+        if not p.is_file():
+            raise SolutionError(f"{p}: no such solution file")
+    store = _open(workspace)
+    try:
+        spec, device = runner.describe(Path(problem), store.root / "scratch")
+        return [runner.climb(store, spec, device, p, on_rung) for p in paths]
+    finally:
+        store.close()
+
+
+def history(problem: str | Path, workspace: str | Path | None = None) -> list[Run]:
+    """Every stored run of `problem` (a folder or a name), oldest first."""
+    p = Path(problem)
+    store = _open(workspace)
+    try:
+        return store.runs(p.resolve().name if p.exists() else p.name)
+    finally:
+        store.close()
+
+
+def show(run_id: int, workspace: str | Path | None = None) -> Run:
+    store = _open(workspace)
+    try:
+        return store.run(run_id)
+    finally:
+        store.close()

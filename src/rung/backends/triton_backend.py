@@ -1,0 +1,192 @@
+"""Triton solutions: count their launches, and build every kernel they launch for the target GPU.
+
+Building needs no GPU. The solution is imported a second time with Triton in JIT mode, and called
+once with `JITFunction.run` replaced: each launch is specialised exactly as Triton would (the same
+binder, so pointer alignment and integer specialisation match), compiled for the target
+(`RUNG_ARCH`, sm_90 by default) and not run. Every stage Triton keeps (TTIR, TTGIR, LLIR, PTX,
+CUBIN) is written out, SASS is disassembled from the CUBIN, and the resource figures (registers,
+shared memory, local memory, spill instructions) are read from the CUBIN with cuobjdump.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rung.spec import Backend
+
+BACKEND = Backend.TRITON
+IMPORTS = ("triton",)
+STAGES = ("ttir", "ttgir", "llir", "ptx")
+
+
+class Launches:
+    """Counts Triton kernel launches, interpreted or compiled, from the moment it is installed."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def install(self) -> None:
+        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.jit import JITFunction
+
+        for cls in (JITFunction, InterpretedFunction):
+            original = cls.run
+
+            def counted(fn_self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                if not kwargs.get("warmup"):
+                    self.count += 1
+                return _original(fn_self, *args, **kwargs)
+
+            cls.run = counted  # type: ignore[method-assign]
+
+
+@dataclass
+class BuiltKernel:
+    name: str
+    registers: int = 0
+    shared_bytes: int = 0
+    local_bytes: int = 0
+    spill_instructions: int = 0
+    num_warps: int = 0
+    num_stages: int = 0
+    signature: dict[str, str] = field(default_factory=dict)
+    constexprs: dict[str, Any] = field(default_factory=dict)
+    artifacts: list[str] = field(default_factory=list)
+
+
+class CompileFailed(Exception):
+    """Triton rejected a kernel; the message holds the compiler's own lines."""
+
+
+def compile_solution(
+    solution_path: Path, call: Callable[[Any], Any], arch: str, out_dir: Path
+) -> list[BuiltKernel]:
+    """Build every kernel one call of the solution launches, for `arch`; write the stages to `out_dir`.
+
+    `call(module)` must call the freshly imported module's `custom_kernel` on a small case.
+    """
+    import triton
+
+    from rung.formats.base import import_file
+
+    saved = triton.knobs.runtime.interpret
+    triton.knobs.runtime.interpret = False
+    try:
+        module = import_file(solution_path, "rung_solution_jit")
+    finally:
+        triton.knobs.runtime.interpret = saved
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built: list[BuiltKernel] = []
+    seen: set[str] = set()
+    with _launches_compiled(arch) as compiled:
+        call(module)
+    for fn_name, kernel, options, sig, constexprs in compiled:
+        if kernel.metadata.hash in seen:
+            continue
+        seen.add(kernel.metadata.hash)
+        stem = fn_name if fn_name not in {b.name for b in built} else f"{fn_name}_{len(built)}"
+        built.append(_write(kernel, stem, options, sig, constexprs, out_dir))
+    return built
+
+
+@contextmanager
+def _launches_compiled(arch: str) -> Iterator[list[tuple[str, Any, Any, dict[str, str], dict[str, Any]]]]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.compiler.errors import CompilationError
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    capability = int(re.sub(r"\D", "", arch) or 90)
+    target = GPUTarget("cuda", capability, 32)
+    backend = make_backend(target)
+    compiled: list[tuple[str, Any, Any, dict[str, str], dict[str, Any]]] = []
+    original = JITFunction.run
+
+    def compile_instead(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("debug", False)
+        binder = create_function_from_signature(self.signature, self.params, backend)
+        bound, specialization, options = binder(*args, **kwargs)
+        options, signature, constexprs, attrs = self._pack_args(backend, kwargs, bound, specialization, options)
+        try:
+            kernel = triton.compile(ASTSource(self, signature, constexprs, attrs), target=target, options=options.__dict__)
+        except CompilationError as e:
+            raise CompileFailed(_compiler_lines(str(e))) from None
+        except RuntimeError as e:  # ptxas and LLVM failures
+            raise CompileFailed(_compiler_lines(str(e))) from None
+        names = [p.name for p in self.params]
+        named = {names[k[0]]: _plain(v) for k, v in constexprs.items() if len(k) == 1}
+        compiled.append((self.fn.__name__, kernel, options, dict(signature), named))
+
+    JITFunction.run = compile_instead  # type: ignore[method-assign]
+    try:
+        yield compiled
+    finally:
+        JITFunction.run = original  # type: ignore[method-assign]
+
+
+def _write(kernel: Any, stem: str, options: Any, sig: dict[str, str], cx: dict[str, Any], out: Path) -> BuiltKernel:
+    b = BuiltKernel(
+        name=stem,
+        shared_bytes=int(kernel.metadata.shared),
+        num_warps=int(options.num_warps),
+        num_stages=int(options.num_stages),
+        signature={k: v for k, v in sig.items() if v != "constexpr"},
+        constexprs=cx,
+    )
+    for stage in STAGES:
+        if stage in kernel.asm:
+            path = out / f"{stem}.{stage}"
+            path.write_text(kernel.asm[stage])
+            b.artifacts.append(str(path))
+    cubin = out / f"{stem}.cubin"
+    cubin.write_bytes(kernel.asm["cubin"])
+    b.artifacts.append(str(cubin))
+    sass = disassemble(cubin)
+    sass_path = out / f"{stem}.sass"
+    sass_path.write_text(sass)
+    b.artifacts.append(str(sass_path))
+    b.spill_instructions = len(re.findall(r"\b(?:STL|LDL)\b", sass))
+    usage = resource_usage(cubin)
+    b.registers, b.local_bytes = usage.get("REG", 0), usage.get("LOCAL", 0)
+    return b
+
+
+def _tool(name: str) -> str:
+    import triton
+
+    return str(getattr(triton.knobs.nvidia, name).path)
+
+
+def disassemble(cubin: Path) -> str:
+    """SASS of a CUBIN, from the nvdisasm that ships with Triton."""
+    done = subprocess.run([_tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        done = subprocess.run([_tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True, timeout=120)
+    return done.stdout
+
+
+def resource_usage(cubin: Path) -> dict[str, int]:
+    """cuobjdump's per-function figures: REG, SHARED, LOCAL, STACK (the first function's)."""
+    done = subprocess.run(
+        [_tool("cuobjdump"), "--dump-resource-usage", str(cubin)], capture_output=True, text=True, timeout=60
+    )
+    figures: dict[str, int] = {}
+    for key, value in re.findall(r"\b(REG|SHARED|LOCAL|STACK):(\d+)", done.stdout):
+        figures.setdefault(key, int(value))
+    return figures
+
+
+def _compiler_lines(text: str, keep: int = 12) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return "\n".join(lines[:keep])
+
+
+def _plain(v: Any) -> Any:
+    return v if isinstance(v, (int, float, bool, str)) or v is None else str(v)

@@ -1,0 +1,120 @@
+"""The `rung` command: a thin layer over the library that maps errors to exit codes and words.
+
+Exit codes: 0 every solution passed every rung that ran; 1 a solution failed; 2 bad usage or a
+bad problem (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from rung import api, render
+from rung.errors import RungError
+from rung.ladder import LADDER
+from rung.spec import SCHEMA, Run, RungResult, dumps
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="rung: the verifiable loop for GPU kernels.")
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (for scripts and agents).")]
+WorkspaceOpt = Annotated[
+    Path | None, typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: nearest upwards, else ./).")
+]
+
+
+@app.command()
+def check(
+    problem: Annotated[Path, typer.Argument(help="Problem folder (holding problem.py).")],
+    solutions: Annotated[list[Path], typer.Argument(help="Solution files defining custom_kernel.")],
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs."""
+
+    def progress(run: Run, result: RungResult) -> None:
+        if len(run.rungs) == 1:
+            out.print(render.header(run))
+        out.print(render.rung_line(result))
+        if len(run.rungs) == len(LADDER):
+            out.print(render.verdict(run))
+
+    runs = api.check(problem, solutions, workspace, on_rung=None if json_out else progress)
+    if json_out:
+        print(dumps({
+            "schema": SCHEMA,
+            "problem": runs[0].problem,
+            "device": runs[0].device,
+            "solutions": [_solution_json(r) for r in runs],
+        }))
+    raise typer.Exit(0 if all(r.ok for r in runs) else 1)
+
+
+def _solution_json(run: Run) -> dict[str, Any]:
+    return {
+        "path": run.solution.path,
+        "sha256": run.solution.sha256,
+        "backend": run.solution.backend,
+        "run": run.id,
+        "seed": run.seed,
+        "ok": run.ok,
+        "verdict": run.verdict,
+        "rungs": [r.to_dict() for r in run.rungs],
+    }
+
+
+@app.command()
+def history(
+    problem: Annotated[Path, typer.Argument(help="Problem folder, or its name.")],
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """List every version checked for a problem, with its verdict and key figures."""
+    runs = api.history(problem, workspace)
+    if json_out:
+        print(dumps({"schema": SCHEMA, "problem": problem.name, "runs": [_solution_json(r) for r in runs]}))
+        return
+    if not runs:
+        out.print(f"no runs for {problem.name} in this workspace")
+        return
+    out.print(render.history(runs))
+
+
+@app.command()
+def show(
+    run_id: Annotated[int, typer.Argument(help="Run number, as printed by check and history.")],
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Show one stored run: every rung, its figures and its artifacts."""
+    run = api.show(run_id, workspace)
+    if json_out:
+        print(dumps(run))
+        return
+    render.print_run(out, run)
+    for r in run.rungs:
+        for a in r.artifacts:
+            out.print(f"    {r.name}: {a}", style="dim")
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)
+    except RungError as e:
+        err.print(f"rung: error: {e}")
+        sys.exit(2)
+    except Exception as e:  # click's usage errors and aborts
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(2)
+        if isinstance(e, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)

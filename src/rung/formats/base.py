@@ -1,0 +1,68 @@
+"""What every problem format provides to the worker: cases, inputs, a reference, a policy."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rung.errors import ProblemError
+from rung.spec import Problem
+
+
+@dataclass
+class LoadedProblem:
+    """A problem whose code is imported; the worker calls these to build and judge cases."""
+
+    name: str
+    path: Path
+    doc: str = ""
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    benchmarks: list[dict[str, Any]] = field(default_factory=list)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    upcast_reference: bool = True
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        """The solution's positional arguments for `case`, drawn from `seed` on `device`."""
+        raise NotImplementedError
+
+    def reference(self, inputs: tuple[Any, ...]) -> Any:
+        raise NotImplementedError
+
+    def cost(self, case: dict[str, Any]) -> dict[str, int] | None:
+        """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
+        return None
+
+    def describe(self) -> Problem:
+        return Problem(
+            name=self.name,
+            path=str(self.path),
+            doc=self.doc,
+            tests=self.tests,
+            benchmarks=self.benchmarks,
+            tolerance=self.tolerance,
+            has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
+        )
+
+
+def import_file(path: Path, module_name: str) -> types.ModuleType:
+    """Import a Python file as `module_name`, its folder first on sys.path (for sibling imports)."""
+    folder = str(path.parent.resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ProblemError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def case_list(value: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
+        raise ProblemError(f"{where} must be a list of keyword dicts")
+    return [dict(c) for c in value]

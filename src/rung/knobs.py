@@ -1,0 +1,79 @@
+"""Every `RUNG_*` setting, declared once and typed.
+
+Nothing else in rung reads `os.environ` for its own settings. Each knob has a name, a type, a
+default and one line of help; `docs/env_vars.md` is the table of them. Read a knob with
+`knobs.get("RUNG_SEED")`; tests scope a value with `knobs.scoped(RUNG_TRIALS=1)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    type: type
+    default: Any
+    help: str
+
+
+KNOBS: dict[str, Knob] = {
+    k.name: k
+    for k in [
+        Knob("RUNG_WORKSPACE", str, "", "workspace folder (holding .rung/); default: nearest .rung upwards, else ./"),
+        Knob("RUNG_SEED", int, -1, "base seed for fresh inputs; -1 draws a new one per run (recorded)"),
+        Knob("RUNG_TRIALS", int, 3, "fresh seeds per test case in the correct rung"),
+        Knob("RUNG_TIMEOUT_S", float, 0.0, "time limit for every rung in seconds; 0 keeps each rung's own"),
+        Knob("RUNG_CPU_MAX_CASE_MB", float, 64.0, "largest case (inputs + output, MiB) checked on the CPU"),
+        Knob("RUNG_CPU_MAX_CASE_GFLOP", float, 2.0, "largest case (GFLOP, from the cost model) checked on the CPU"),
+        Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU worker in MiB; 0 for none"),
+        Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
+        Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),
+        Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a worker's stderr kept in a crash message"),
+    ]
+}
+
+
+def get(name: str) -> Any:
+    """The knob's value from the environment, converted to its type, or its default."""
+    knob = KNOBS[name]
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return knob.default
+    try:
+        return knob.type(raw)
+    except ValueError as e:
+        from rung.errors import UsageError
+
+        raise UsageError(f"{name}={raw!r} is not a valid {knob.type.__name__}") from e
+
+
+def secret_names(environ: dict[str, str]) -> set[str]:
+    """Names of variables a worker must not see: keys, tokens, passwords, and RUNG_SECRET_ENV."""
+    markers = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+    extra = {n.strip() for n in str(get("RUNG_SECRET_ENV")).split(",") if n.strip()}
+    return {n for n in environ if any(m in n.upper() for m in markers)} | (extra & set(environ))
+
+
+@contextmanager
+def scoped(**values: Any) -> Iterator[None]:
+    """Set knobs for the duration of a block (for tests); restores what was there."""
+    for name in values:
+        if name not in KNOBS:
+            raise KeyError(f"unknown knob {name}")
+    saved = {n: os.environ.get(n) for n in values}
+    try:
+        for n, v in values.items():
+            os.environ[n] = str(v)
+        yield
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v

@@ -1,0 +1,44 @@
+"""The ladder: every rung in order, what it needs, where it runs, how long it may take.
+
+Rungs are data. A rung runs when every rung it needs passed (OK); otherwise it is SKIPPED with
+the name of the one that did not. A rung that needs a GPU is SKIPPED on a machine without one,
+and a rung whose work is not built yet says so; neither is ever passed silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RungSpec:
+    name: str
+    does: str
+    needs: tuple[str, ...] = ()
+    needs_gpu: bool = False
+    timeout_s: float = 120.0
+    pending: str = ""  # why it does not run yet, until its work lands
+
+
+LADDER: tuple[RungSpec, ...] = (
+    RungSpec("load", "import in a fresh worker; find custom_kernel; detect the backend", timeout_s=120),
+    RungSpec("compile", "build every launched kernel for the target without running it", ("load",), timeout_s=300),
+    RungSpec("run", "one call: kind, shape, dtype, every element written, finite", ("load",), timeout_s=120),
+    RungSpec("guard", "no mutated inputs, aliasing, caching, subclasses, patching; a kernel launched", ("run",)),
+    RungSpec("correct", "every test case on fresh seeds against the reference", ("run",), timeout_s=600),
+    RungSpec("scale", "every benchmark case (the timed sizes) against the reference", ("correct",), timeout_s=900),
+    RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, pending="bench rung"),
+    RungSpec("roofline", "percent of the attainable time", ("bench",), needs_gpu=True, pending="roofline rung"),
+    RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), pending="dump rung"),
+    RungSpec("trace", "per-kernel GPU times of one call", ("run",), needs_gpu=True, pending="trace rung"),
+    RungSpec("profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"),
+)
+
+NAMES = tuple(r.name for r in LADDER)
+
+
+def by_name(name: str) -> RungSpec:
+    for r in LADDER:
+        if r.name == name:
+            return r
+    raise KeyError(name)

@@ -1,0 +1,22 @@
+"""The worker-side work of each rung that runs solution code, by rung name.
+
+Each function takes the worker's `Session` and the request's params and returns a `RungResult`,
+or raises `Failed` / `Skipped`; anything else the solution raises becomes ERROR in `main`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rung.rungs import compile, correct, guard, load, run
+from rung.spec import RungResult
+
+WORKER_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
+    "load": load.load,
+    "compile": compile.compile_rung,
+    "run": run.run,
+    "correct": correct.correct,
+    "scale": correct.scale,
+    "guard": guard.guard,
+}

@@ -1,0 +1,136 @@
+"""correct and scale: the solution against the reference on fresh inputs, case by case.
+
+`correct` checks every TESTS case with RUNG_TRIALS fresh seeds. `scale` checks every BENCHMARKS
+case (the sizes that will be timed) with one fresh seed, so a kernel right only at small sizes
+does not pass. On the CPU a case too large for the interpreter is not run; `scale` then says
+which, and is SKIPPED rather than OK.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from rung import knobs
+from rung.compare import compare
+from rung.rungs.outcome import Failed, Skipped
+from rung.rungs.outputs import matched
+from rung.spec import RungResult, Status
+from rung.tolerance import Tolerance
+
+
+def trial_seed(base: int, case_index: int, trial: int) -> int:
+    return (base * 1_000_003 + case_index * 7_919 + trial * 104_729 + 1) % (2**31 - 1)
+
+
+def check_case(session: Any, case: dict[str, Any], seed: int) -> tuple[bool, str, dict[str, Any]]:
+    """One case, one seed: (ok, message, figures). Raises Failed on a kind/shape/dtype mismatch."""
+    inputs = session.inputs(case, seed)
+    expected = session.reference(inputs, precise=False)
+    precise = session.reference(inputs, precise=True)
+    out = session.call(inputs)
+    pairs = matched(out.value, expected)
+    precise_list = [precise] if isinstance(precise, torch.Tensor) else list(precise)
+    worst: dict[str, Any] = {}
+    for i, ((got, native), exact) in enumerate(zip(pairs, precise_list)):
+        tol = Tolerance.for_dtype(str(native.dtype), session.problem.tolerance)
+        c = compare(got, exact, tol)
+        if not c.ok:
+            which = "" if len(pairs) == 1 else f"output {i}: "
+            return False, which + c.message, c.metrics
+        if not worst or c.metrics.get("max_abs_err", 0) >= worst.get("max_abs_err", 0):
+            worst = c.metrics
+    return True, "", worst
+
+
+def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
+    finite = [f for f in figures if f]
+    if not finite:
+        return {}
+    return {
+        "max_abs_err": max(f.get("max_abs_err", 0.0) for f in finite),
+        "max_rel_err": max(f.get("max_rel_err", 0.0) for f in finite),
+        "mse": max(f.get("mse", 0.0) for f in finite),
+        "rmse": max(f.get("rmse", 0.0) for f in finite),
+        "psnr_db": min(f.get("psnr_db", math.inf) for f in finite),
+        "cosine": min(f.get("cosine", 1.0) for f in finite),
+    }
+
+
+def _check_cases(session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str) -> dict[str, Any]:
+    figures: list[dict[str, Any]] = []
+    checked = 0
+    for index, case in cases:
+        for trial in range(trials):
+            seed = trial_seed(session.seed, index, trial)
+            try:
+                ok, message, m = check_case(session, case, seed)
+            except Failed as e:
+                raise Failed(f"{what} case {case} (seed {seed}): {e.message}", {"case": case, "seed": seed}) from None
+            checked += 1
+            if not ok:
+                raise Failed(
+                    f"{what} case {case} (seed {seed}): {message}",
+                    {"case": case, "seed": seed, "trials_passed": checked - 1, **m},
+                )
+            figures.append(m)
+    return {"cases": len(cases), "trials": checked, **_summary(figures)}
+
+
+def correct(session: Any, params: dict[str, Any]) -> RungResult:
+    tests = list(enumerate(session.problem.tests))
+    trials = max(1, int(knobs.get("RUNG_TRIALS")))
+    m = _check_cases(session, tests, trials, "test")
+    return RungResult(
+        "correct", Status.OK, f"{m['cases']} test cases x {trials} fresh seeds match the reference", m
+    )
+
+
+def scale(session: Any, params: dict[str, Any]) -> RungResult:
+    benchmarks = session.problem.benchmarks
+    if not benchmarks:
+        raise Skipped("the problem lists no BENCHMARKS")
+    offset = len(session.problem.tests)
+    feasible, too_big = [], []
+    for i, case in enumerate(benchmarks):
+        reason = _too_big_here(session, case)
+        if reason:
+            too_big.append(f"{case} ({reason})")
+        else:
+            feasible.append((offset + i, case))
+    m = _check_cases(session, feasible, 1, "benchmark") if feasible else {"cases": 0, "trials": 0}
+    m["not_checked"] = too_big
+    if too_big:
+        raise Skipped(
+            f"checked {len(feasible)} of {len(benchmarks)} benchmark cases (all match); "
+            f"too large for the CPU interpreter: {'; '.join(too_big)}",
+            m,
+        )
+    return RungResult("scale", Status.OK, f"all {len(benchmarks)} benchmark cases match the reference", m)
+
+
+def _too_big_here(session: Any, case: dict[str, Any]) -> str:
+    """Why `case` is too large to check on this device, or '' when it is not."""
+    if session.device != "cpu":
+        return ""
+    mb_limit = float(knobs.get("RUNG_CPU_MAX_CASE_MB"))
+    gflop_limit = float(knobs.get("RUNG_CPU_MAX_CASE_GFLOP"))
+    cost = session.problem.cost(case) or {}
+    size = (int(cost["bytes"]) if cost.get("bytes") else _input_bytes(session, case)) / 2**20
+    if size > mb_limit:
+        return f"{size:.0f} MiB > RUNG_CPU_MAX_CASE_MB={mb_limit:g}"
+    gflop = int(cost.get("flops", 0)) / 1e9
+    if gflop > gflop_limit:
+        return f"{gflop:.1f} GFLOP > RUNG_CPU_MAX_CASE_GFLOP={gflop_limit:g}"
+    return ""
+
+
+def _input_bytes(session: Any, case: dict[str, Any]) -> int:
+    """Bytes of the case's inputs, sized on the meta device (for problems without a cost model)."""
+    try:
+        inputs = session.inputs(case, 0, device="meta")
+    except Exception:
+        return 0
+    return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))

@@ -1,0 +1,145 @@
+"""guard: the ways a kernel can look right without being right, each checked on its own.
+
+On the first test case: inputs unchanged by the call; the output neither an alias of an input nor
+a tensor subclass or lazy object; for a Triton solution, a Triton kernel actually launched; the
+same input twice gives the same bits; new values written into the same input tensors (same
+addresses, same shapes) give the new answer, not a cached one; timing and comparison functions
+not replaced; no thread left running. Every check runs; each one that fires is named.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+from rung import backends
+from rung.compare import compare
+from rung.rungs.outcome import Failed
+from rung.rungs.outputs import matched, tensors
+from rung.spec import Backend, RungResult, Status
+from rung.tolerance import Tolerance
+from rung.worker.session import clone_tree
+
+
+def guard(session: Any, params: dict[str, Any]) -> RungResult:
+    case = session.problem.tests[0]
+    backend = backends.detect(session.solution_path.read_text(errors="replace")).BACKEND
+    checks: dict[str, str] = {}
+    fired: list[str] = []
+
+    def verdict(name: str, problem: str) -> None:
+        checks[name] = "fired" if problem else "ok"
+        if problem:
+            fired.append(f"{name}: {problem}")
+
+    threads_before = threading.active_count()
+    inputs = session.inputs(case, session.seed)
+    snapshot = clone_tree(inputs)
+    expected = session.reference(inputs, precise=False)
+    first = session.call(inputs)
+    pairs = matched(first.value, expected)
+    outs = [g for g, _ in pairs]
+
+    verdict("inputs_unchanged", _mutated(snapshot, inputs))
+    verdict("no_alias", _aliased(outs, inputs))
+    verdict("plain_tensor", "; ".join(f"output is a {type(o).__name__}, not a torch.Tensor" for o in outs
+                                       if type(o) is not torch.Tensor))
+    if backend == Backend.TRITON:
+        verdict("kernel_launched", "" if first.launches else "no Triton kernel was launched during the call")
+
+    kept = [o.clone() for o in outs]
+    second = session.call(clone_tree(snapshot))
+    again = tensors(second.value) or []
+    same_object = any(a is o for a, o in zip(again, outs))
+    verdict("fresh_output", "the second call returned the very same tensor object as the first" if same_object else "")
+    verdict("deterministic", _differs(kept, again))
+
+    fresh = session.inputs(case, session.seed + 1)
+    _overwrite(inputs, fresh)
+    new_expected = session.reference(inputs, precise=False)
+    new_precise = session.reference(inputs, precise=True)
+    third = session.call(inputs)
+    verdict("not_cached", _stale(third.value, new_expected, new_precise, kept, session))
+
+    patched = session.patched()
+    verdict("functions_intact", f"replaced: {', '.join(patched)}" if patched else "")
+    extra = threading.active_count() - threads_before
+    verdict("no_stray_threads", f"{extra} thread(s) left running after the call" if extra > 0 else "")
+
+    metrics = {"checks": checks, "launches": first.launches}
+    if fired:
+        raise Failed("; ".join(fired), metrics)
+    return RungResult("guard", Status.OK, f"{len(checks)} checks passed", metrics)
+
+
+def _leaves(obj: Any) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [t for o in obj for t in _leaves(o)]
+    if isinstance(obj, dict):
+        return [t for o in obj.values() for t in _leaves(o)]
+    return []
+
+
+def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Element mask where a and b differ, comparing NaNs by bits rather than by value."""
+    if a.is_floating_point():
+        return ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+    return a != b
+
+
+def _mutated(snapshot: Any, inputs: Any) -> str:
+    for i, (before, after) in enumerate(zip(_leaves(snapshot), _leaves(inputs))):
+        changed = _bits_differ(before, after)
+        if bool(changed.any()):
+            at = tuple(int(x) for x in changed.nonzero()[0])
+            return f"input {i} was modified in place ({int(changed.sum())} elements changed, first at {at})"
+    return ""
+
+
+def _aliased(outs: list[torch.Tensor], inputs: Any) -> str:
+    def span(t: torch.Tensor) -> tuple[int, int]:
+        s = t.untyped_storage()
+        return s.data_ptr(), s.data_ptr() + s.nbytes()
+
+    for j, o in enumerate(outs):
+        lo, hi = span(o)
+        for i, t in enumerate(_leaves(inputs)):
+            a, b = span(t)
+            if t.device == o.device and lo < b and a < hi:
+                return f"output {j} shares memory with input {i}"
+    return ""
+
+
+def _differs(first: list[torch.Tensor], again: list[torch.Tensor]) -> str:
+    for a, b in zip(first, again):
+        if a.shape != b.shape:
+            return "the same input gave outputs of different shapes"
+        diff = _bits_differ(a, b)
+        if bool(diff.any()):
+            return f"the same input twice gave different results ({int(diff.sum())} elements differ)"
+    return ""
+
+
+def _overwrite(inputs: Any, fresh: Any) -> None:
+    """Write the fresh case's values into the original input tensors (same addresses)."""
+    for target, new in zip(_leaves(inputs), _leaves(fresh)):
+        if target.shape == new.shape:
+            target.copy_(new)
+
+
+def _stale(value: Any, expected: Any, precise: Any, old: list[torch.Tensor], session: Any) -> str:
+    try:
+        got_list = [g for g, _ in matched(value, expected)]
+    except Failed as e:
+        return f"after new values at the same addresses: {e.message}"
+    for got, ref, before in zip(got_list, tensors(precise) or [], old):
+        c = compare(got, ref, Tolerance.for_dtype(str(got.dtype), session.problem.tolerance))
+        if not c.ok:
+            if not bool(_bits_differ(got, before).any()):
+                return "new values written into the same input tensors gave the previous answer (output cached)"
+            return f"new values at the same addresses gave a wrong answer: {c.message}"
+    return ""

@@ -1,0 +1,118 @@
+"""Climbing the ladder: one worker per solution, one request per rung, every verdict stored.
+
+Controller side: this module never imports a solution and never touches CUDA. A worker that
+crashes or hangs costs the rung it was on (ERROR or TIMEOUT, with its stderr tail); the next
+rung that can still tell something starts a fresh worker.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rung import knobs
+from rung.errors import ProblemError
+from rung.ladder import LADDER, RungSpec
+from rung.spec import Device, Problem, Run, RungResult, Solution, Status
+from rung.store import Store
+from rung.worker.process import Worker, WorkerCrashed, WorkerTimedOut
+
+OnRung = Callable[[Run, RungResult], None]
+
+
+def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -> dict[str, Any]:
+    return {
+        "problem": str(problem_dir.resolve()),
+        "solution": str(solution.resolve()) if solution else "",
+        "run_dir": str(run_dir.resolve()),
+        "seed": seed,
+        "cpu_memory_mb": int(knobs.get("RUNG_WORKER_MEMORY_MB")),
+        "cwd": str(problem_dir.resolve()),
+    }
+
+
+def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
+    """Load the problem in a worker: its cases and this machine's device, or ProblemError."""
+    if not problem_dir.is_dir():
+        raise ProblemError(f"{problem_dir}: no such folder")
+    worker = Worker(_hello(problem_dir, None, scratch, 0), scratch)
+    try:
+        reply = worker.call("describe", {}, timeout_s=120)
+    except (WorkerCrashed, WorkerTimedOut) as e:
+        tail = getattr(e, "stderr_tail", "").strip().splitlines()
+        raise ProblemError(f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else ""))
+    finally:
+        worker.close()
+    if "error" in reply:
+        raise ProblemError(reply["error"])
+    return Problem(**reply["problem"]), Device(**reply["device"])
+
+
+def new_seed() -> int:
+    seed = int(knobs.get("RUNG_SEED"))
+    return seed if seed >= 0 else random.randrange(1, 2**31 - 1)
+
+
+def climb(store: Store, problem: Problem, device: Device, solution_path: Path, on_rung: OnRung | None = None) -> Run:
+    """Climb every rung for one solution, storing each as it ends; return the run."""
+    solution = Solution.from_file(solution_path)
+    seed = new_seed()
+    run = store.begin(problem.name, problem.path, solution, device, seed, environment())
+    worker = Worker(_hello(Path(problem.path), solution_path, store.run_dir(run.id), seed), store.run_dir(run.id))
+    results: dict[str, RungResult] = {}
+    try:
+        for spec in LADDER:
+            result = _one(spec, results, device, worker)
+            results[spec.name] = result
+            store.add_rung(run, result)
+            if on_rung:
+                on_rung(run, result)
+    finally:
+        worker.close()
+        store.finish(run)
+    return run
+
+
+def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker: Worker) -> RungResult:
+    for need in spec.needs:
+        got = results.get(need)
+        if got is None or got.status != Status.OK:
+            why = got.status.value if got else "not run"
+            return RungResult(spec.name, Status.SKIPPED, f"needs {need}, which is {why}")
+    if spec.needs_gpu and device.kind != "cuda":
+        return RungResult(spec.name, Status.SKIPPED, "no CUDA device on this machine")
+    if spec.pending:
+        return RungResult(spec.name, Status.SKIPPED, f"not built yet ({spec.pending})")
+    limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
+    start = time.perf_counter()
+    try:
+        return RungResult.from_dict(worker.call(spec.name, {}, limit))
+    except WorkerTimedOut as e:
+        return RungResult(spec.name, Status.TIMEOUT, f"still running after {limit:g} s; the worker was killed"
+                          + _tail(e.stderr_tail), {"stderr_tail": e.stderr_tail},
+                          seconds=round(time.perf_counter() - start, 4))
+    except WorkerCrashed as e:
+        return RungResult(spec.name, Status.ERROR, e.how + _tail(e.stderr_tail), {"stderr_tail": e.stderr_tail},
+                          seconds=round(time.perf_counter() - start, 4))
+
+
+def _tail(stderr: str) -> str:
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    return f"; stderr: {lines[-1].strip()}" if lines else ""
+
+
+def environment() -> dict[str, str]:
+    """What the controller knows of this machine; the worker adds the GPU's side."""
+    import importlib.metadata as md
+
+    env = {"python": platform.python_version(), "platform": platform.platform()}
+    for package in ("torch", "triton", "rung"):
+        try:
+            env[package] = md.version(package)
+        except md.PackageNotFoundError:
+            env[package] = "not installed"
+    return env

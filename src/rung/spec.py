@@ -1,0 +1,207 @@
+"""The data model of rung: the contract every other module imports, and never the reverse.
+
+Standard library only. Everything that crosses a process boundary (worker to controller, CLI to
+a script, store to disk) is JSON of these types, stamped with `SCHEMA`. Numbers carry their unit
+in their name (`median_ms`, `max_abs_err`, `seconds`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "rung/1"
+
+
+class Status(str, enum.Enum):
+    """How one rung ended."""
+
+    OK = "OK"
+    FAILED = "FAILED"  # the solution is wrong, or broke a rule
+    SKIPPED = "SKIPPED"  # could not run here, or a rung it needs did not pass; the message says which
+    ERROR = "ERROR"  # the solution raised or crashed its worker
+    TIMEOUT = "TIMEOUT"  # the rung ran past its time limit
+
+    @property
+    def bad(self) -> bool:
+        return self in (Status.FAILED, Status.ERROR, Status.TIMEOUT)
+
+
+class Backend(str, enum.Enum):
+    """The kernel language a solution is written in; detected from its imports."""
+
+    TRITON = "triton"
+    CUDA = "cuda"
+    CUTE = "cute"
+    TILELANG = "tilelang"
+    TORCH = "torch"
+
+
+@dataclass
+class Problem:
+    """An operation to write kernels for, as the controller sees it (the worker holds the code)."""
+
+    name: str
+    path: str
+    doc: str = ""
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    benchmarks: list[dict[str, Any]] = field(default_factory=list)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    has_cost: bool = False
+
+
+@dataclass
+class Solution:
+    """One kernel version: a file defining `custom_kernel`, named by the hash of its content."""
+
+    path: str
+    sha256: str
+    backend: str = ""
+    parent: str | None = None
+
+    @classmethod
+    def from_file(cls, path: str | Path, parent: str | None = None) -> Solution:
+        data = Path(path).read_bytes()
+        return cls(path=str(path), sha256=hashlib.sha256(data).hexdigest(), parent=parent)
+
+    @property
+    def short(self) -> str:
+        return self.sha256[:10]
+
+
+@dataclass
+class RungResult:
+    """One named step of the ladder: its status, figures (units in names), message and files."""
+
+    name: str
+    status: Status
+    message: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+    artifacts: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["status"] = self.status.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RungResult:
+        return cls(
+            name=d["name"],
+            status=Status(d["status"]),
+            message=d.get("message", ""),
+            metrics=dict(d.get("metrics", {})),
+            artifacts=list(d.get("artifacts", [])),
+            seconds=float(d.get("seconds", 0.0)),
+        )
+
+
+@dataclass
+class Device:
+    """Where a run happened: a GPU and its measured ceilings, or the CPU."""
+
+    kind: str  # "cuda" or "cpu"
+    name: str
+    arch: str = ""  # sm_90 for a CUDA device
+    memory_bytes: int = 0
+    driver: str = ""
+    ceilings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Run:
+    """One climb of the ladder by one solution on one device."""
+
+    id: int
+    problem: str
+    solution: Solution
+    device: Device
+    seed: int
+    rungs: list[RungResult] = field(default_factory=list)
+    environment: dict[str, str] = field(default_factory=dict)
+    started: float = 0.0
+    finished: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no rung that ran failed, errored or timed out."""
+        return bool(self.rungs) and not any(r.status.bad for r in self.rungs)
+
+    @property
+    def verdict(self) -> str:
+        if not self.rungs:
+            return "EMPTY"
+        if not self.ok:
+            first = next(r for r in self.rungs if r.status.bad)
+            return f"FAIL at {first.name}"
+        return "PASS"
+
+    @property
+    def wall_s(self) -> float:
+        return (self.finished or time.time()) - self.started
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "id": self.id,
+            "problem": self.problem,
+            "solution": dataclasses.asdict(self.solution),
+            "device": dataclasses.asdict(self.device),
+            "seed": self.seed,
+            "ok": self.ok,
+            "verdict": self.verdict,
+            "rungs": [r.to_dict() for r in self.rungs],
+            "environment": self.environment,
+            "started": self.started,
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Run:
+        check_schema(d)
+        return cls(
+            id=int(d["id"]),
+            problem=d["problem"],
+            solution=Solution(**d["solution"]),
+            device=Device(**d["device"]),
+            seed=int(d["seed"]),
+            rungs=[RungResult.from_dict(r) for r in d["rungs"]],
+            environment=dict(d.get("environment", {})),
+            started=float(d.get("started", 0.0)),
+            finished=d.get("finished"),
+        )
+
+
+def check_schema(d: dict[str, Any]) -> None:
+    if d.get("schema") != SCHEMA:
+        raise ValueError(f"schema {d.get('schema')!r} is not {SCHEMA!r}")
+
+
+def dumps(obj: Any) -> str:
+    """JSON for spec objects and plain data; non-finite floats become strings ("nan", "inf")."""
+    return json.dumps(_jsonable(obj), sort_keys=False)
+
+
+def _jsonable(obj: Any) -> Any:
+    if hasattr(obj, "to_dict"):
+        return _jsonable(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, float) and obj != obj:
+        return "nan"
+    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
+        return "inf" if obj > 0 else "-inf"
+    return obj

@@ -1,0 +1,1 @@
+"""Isolated workers: where solutions are imported and run, never in the controller."""
