@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rung import runner
 from rung.errors import SolutionError
-from rung.runner import OnRung
+from rung.runner import OnRun, OnRung
 from rung.spec import Run
 from rung.store import Store, find_workspace
 
@@ -16,8 +16,13 @@ def _open(workspace: str | Path | None) -> Store:
     return Store(Path(workspace).resolve() if workspace else find_workspace())
 
 
-def check(problem: str | Path, solutions: Sequence[str | Path], workspace: str | Path | None = None,
-          on_rung: OnRung | None = None) -> list[Run]:
+def check(
+    problem: str | Path,
+    solutions: Sequence[str | Path],
+    workspace: str | Path | None = None,
+    on_rung: OnRung | None = None,
+    on_run: OnRun | None = None,
+) -> list[Run]:
     """Climb the ladder for each solution of `problem`; the stored runs, in order."""
     paths = [Path(s) for s in solutions]
     for p in paths:
@@ -26,7 +31,7 @@ def check(problem: str | Path, solutions: Sequence[str | Path], workspace: str |
     store = _open(workspace)
     try:
         spec, device = runner.describe(Path(problem), store.root / "scratch")
-        return [runner.climb(store, spec, device, p, on_rung) for p in paths]
+        return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
     finally:
         store.close()
 

@@ -15,16 +15,22 @@ from rich.console import Console
 
 from rung import api, render
 from rung.errors import RungError
-from rung.ladder import LADDER
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="rung: the verifiable loop for GPU kernels.")
-out = Console(highlight=False, soft_wrap=True)
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="rung: the verifiable loop for GPU kernels.",
+)
+# Piped output is read by scripts and agents: never wrap or truncate it.
+out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (for scripts and agents).")]
 WorkspaceOpt = Annotated[
-    Path | None, typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: nearest upwards, else ./).")
+    Path | None,
+    typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: nearest upwards, else ./)."),
 ]
 
 
@@ -41,17 +47,25 @@ def check(
         if len(run.rungs) == 1:
             out.print(render.header(run))
         out.print(render.rung_line(result))
-        if len(run.rungs) == len(LADDER):
-            out.print(render.verdict(run))
 
-    runs = api.check(problem, solutions, workspace, on_rung=None if json_out else progress)
+    def done(run: Run) -> None:
+        out.print(render.verdict(run))
+
+    quiet = json_out
+    runs = api.check(
+        problem, solutions, workspace, on_rung=None if quiet else progress, on_run=None if quiet else done
+    )
     if json_out:
-        print(dumps({
-            "schema": SCHEMA,
-            "problem": runs[0].problem,
-            "device": runs[0].device,
-            "solutions": [_solution_json(r) for r in runs],
-        }))
+        print(
+            dumps(
+                {
+                    "schema": SCHEMA,
+                    "problem": runs[0].problem,
+                    "device": runs[0].device,
+                    "solutions": [_solution_json(r) for r in runs],
+                }
+            )
+        )
     raise typer.Exit(0 if all(r.ok for r in runs) else 1)
 
 
@@ -103,18 +117,9 @@ def show(
 
 
 def main() -> None:
+    """Entry point: Typer handles usage errors (exit 2); rung's own errors are one line, exit 2."""
     try:
-        code = app(standalone_mode=False)
+        app()
     except RungError as e:
         err.print(f"rung: error: {e}")
         sys.exit(2)
-    except Exception as e:  # click's usage errors and aborts
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(2)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(130)
-        raise
-    sys.exit(code if isinstance(code, int) else 0)

@@ -25,12 +25,22 @@ class Knob:
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in [
-        Knob("RUNG_WORKSPACE", str, "", "workspace folder (holding .rung/); default: nearest .rung upwards, else ./"),
+        Knob(
+            "RUNG_WORKSPACE",
+            str,
+            "",
+            "workspace folder (holding .rung/); default: nearest .rung upwards, else ./",
+        ),
         Knob("RUNG_SEED", int, -1, "base seed for fresh inputs; -1 draws a new one per run (recorded)"),
         Knob("RUNG_TRIALS", int, 3, "fresh seeds per test case in the correct rung"),
         Knob("RUNG_TIMEOUT_S", float, 0.0, "time limit for every rung in seconds; 0 keeps each rung's own"),
         Knob("RUNG_CPU_MAX_CASE_MB", float, 64.0, "largest case (inputs + output, MiB) checked on the CPU"),
-        Knob("RUNG_CPU_MAX_CASE_GFLOP", float, 2.0, "largest case (GFLOP, from the cost model) checked on the CPU"),
+        Knob(
+            "RUNG_CPU_MAX_CASE_GFLOP",
+            float,
+            2.0,
+            "largest case (GFLOP, from the cost model) checked on the CPU",
+        ),
         Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU worker in MiB; 0 for none"),
         Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
         Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),

@@ -22,16 +22,26 @@ class RungSpec:
 
 LADDER: tuple[RungSpec, ...] = (
     RungSpec("load", "import in a fresh worker; find custom_kernel; detect the backend", timeout_s=120),
-    RungSpec("compile", "build every launched kernel for the target without running it", ("load",), timeout_s=300),
+    RungSpec(
+        "compile", "build every launched kernel for the target without running it", ("load",), timeout_s=300
+    ),
     RungSpec("run", "one call: kind, shape, dtype, every element written, finite", ("load",), timeout_s=120),
-    RungSpec("guard", "no mutated inputs, aliasing, caching, subclasses, patching; a kernel launched", ("run",)),
+    RungSpec(
+        "guard", "no mutated inputs, aliasing, caching, subclasses, patching; a kernel launched", ("run",)
+    ),
     RungSpec("correct", "every test case on fresh seeds against the reference", ("run",), timeout_s=600),
-    RungSpec("scale", "every benchmark case (the timed sizes) against the reference", ("correct",), timeout_s=900),
+    RungSpec(
+        "scale", "every benchmark case (the timed sizes) against the reference", ("correct",), timeout_s=900
+    ),
     RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, pending="bench rung"),
-    RungSpec("roofline", "percent of the attainable time", ("bench",), needs_gpu=True, pending="roofline rung"),
+    RungSpec(
+        "roofline", "percent of the attainable time", ("bench",), needs_gpu=True, pending="roofline rung"
+    ),
     RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), pending="dump rung"),
     RungSpec("trace", "per-kernel GPU times of one call", ("run",), needs_gpu=True, pending="trace rung"),
-    RungSpec("profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"),
+    RungSpec(
+        "profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"
+    ),
 )
 
 NAMES = tuple(r.name for r in LADDER)

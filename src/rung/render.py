@@ -64,7 +64,9 @@ def rung_line(r: RungResult) -> Text:
 def header(run: Run) -> Text:
     t = Text()
     t.append(run.solution.path, style="bold")
-    t.append(f"  {run.solution.sha256[:10]}  run {run.id}  seed {run.seed}  on {run.device.name}", style="dim")
+    t.append(
+        f"  {run.solution.sha256[:10]}  run {run.id}  seed {run.seed}  on {run.device.name}", style="dim"
+    )
     return t
 
 
@@ -74,7 +76,9 @@ def verdict(run: Run) -> Text:
         counts[r.status.value] = counts.get(r.status.value, 0) + 1
     tally = ", ".join(f"{n} {s.lower()}" for s, n in counts.items())
     style = "bold green" if run.ok else "bold red"
-    return Text.assemble(("  verdict: ", "bold"), (run.verdict, style), (f"  ({tally}; {run.wall_s:.1f}s)", "dim"))
+    return Text.assemble(
+        ("  verdict: ", "bold"), (run.verdict, style), (f"  ({tally}; {run.wall_s:.1f}s)", "dim")
+    )
 
 
 def print_run(console: Console, run: Run) -> None:
@@ -93,7 +97,14 @@ def history(runs: list[Run]) -> Table:
         err = _fmt(correct.metrics["max_abs_err"]) if correct and "max_abs_err" in correct.metrics else ""
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started))
         style = "green" if run.ok else "red"
-        verdict_text = run.verdict if run.finished else f"{run.verdict} (unfinished)"
-        table.add_row(str(run.id), when, run.solution.path, run.solution.sha256[:10], run.solution.backend,
-                      Text(verdict_text, style=style), err, f"{run.wall_s:.1f}")
+        table.add_row(
+            str(run.id),
+            when,
+            run.solution.path,
+            run.solution.sha256[:10],
+            run.solution.backend,
+            Text(run.verdict, style=style),
+            err,
+            f"{run.wall_s:.1f}",
+        )
     return table

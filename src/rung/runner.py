@@ -22,6 +22,7 @@ from rung.store import Store
 from rung.worker.process import Worker, WorkerCrashed, WorkerTimedOut
 
 OnRung = Callable[[Run, RungResult], None]
+OnRun = Callable[[Run], None]
 
 
 def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -> dict[str, Any]:
@@ -44,7 +45,9 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
         reply = worker.call("describe", {}, timeout_s=120)
     except (WorkerCrashed, WorkerTimedOut) as e:
         tail = getattr(e, "stderr_tail", "").strip().splitlines()
-        raise ProblemError(f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else ""))
+        raise ProblemError(
+            f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
+        ) from None
     finally:
         worker.close()
     if "error" in reply:
@@ -57,12 +60,21 @@ def new_seed() -> int:
     return seed if seed >= 0 else random.randrange(1, 2**31 - 1)
 
 
-def climb(store: Store, problem: Problem, device: Device, solution_path: Path, on_rung: OnRung | None = None) -> Run:
-    """Climb every rung for one solution, storing each as it ends; return the run."""
+def climb(
+    store: Store,
+    problem: Problem,
+    device: Device,
+    solution_path: Path,
+    on_rung: OnRung | None = None,
+    on_run: OnRun | None = None,
+) -> Run:
+    """Climb every rung for one solution, storing each as it ends; return the finished run."""
     solution = Solution.from_file(solution_path)
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment())
-    worker = Worker(_hello(Path(problem.path), solution_path, store.run_dir(run.id), seed), store.run_dir(run.id))
+    worker = Worker(
+        _hello(Path(problem.path), solution_path, store.run_dir(run.id), seed), store.run_dir(run.id)
+    )
     results: dict[str, RungResult] = {}
     try:
         for spec in LADDER:
@@ -74,6 +86,8 @@ def climb(store: Store, problem: Problem, device: Device, solution_path: Path, o
     finally:
         worker.close()
         store.finish(run)
+    if on_run:
+        on_run(run)
     return run
 
 
@@ -92,12 +106,21 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
     try:
         return RungResult.from_dict(worker.call(spec.name, {}, limit))
     except WorkerTimedOut as e:
-        return RungResult(spec.name, Status.TIMEOUT, f"still running after {limit:g} s; the worker was killed"
-                          + _tail(e.stderr_tail), {"stderr_tail": e.stderr_tail},
-                          seconds=round(time.perf_counter() - start, 4))
+        return RungResult(
+            spec.name,
+            Status.TIMEOUT,
+            f"still running after {limit:g} s; the worker was killed" + _tail(e.stderr_tail),
+            {"stderr_tail": e.stderr_tail},
+            seconds=round(time.perf_counter() - start, 4),
+        )
     except WorkerCrashed as e:
-        return RungResult(spec.name, Status.ERROR, e.how + _tail(e.stderr_tail), {"stderr_tail": e.stderr_tail},
-                          seconds=round(time.perf_counter() - start, 4))
+        return RungResult(
+            spec.name,
+            Status.ERROR,
+            e.how + _tail(e.stderr_tail),
+            {"stderr_tail": e.stderr_tail},
+            seconds=round(time.perf_counter() - start, 4),
+        )
 
 
 def _tail(stderr: str) -> str:

@@ -141,7 +141,7 @@ class Run:
         if not self.ok:
             first = next(r for r in self.rungs if r.status.bad)
             return f"FAIL at {first.name}"
-        return "PASS"
+        return "PASS" if self.finished else f"UNFINISHED after {self.rungs[-1].name}"
 
     @property
     def wall_s(self) -> float:

@@ -66,8 +66,15 @@ class Store:
     def run_dir(self, run_id: int) -> Path:
         return self.root / "runs" / str(run_id)
 
-    def begin(self, problem: str, problem_path: str, solution: Solution, device: Device, seed: int,
-              environment: dict[str, str]) -> Run:
+    def begin(
+        self,
+        problem: str,
+        problem_path: str,
+        solution: Solution,
+        device: Device,
+        seed: int,
+        environment: dict[str, str],
+    ) -> Run:
         now = time.time()
         source = Path(solution.path).read_text(errors="replace")
         with self.db:
@@ -78,8 +85,15 @@ class Store:
             )
             cur = self.db.execute(
                 "INSERT INTO runs (problem, solution, path, device, seed, environment, started) VALUES (?,?,?,?,?,?,?)",
-                (problem, solution.sha256, solution.path, json.dumps(device.__dict__), seed,
-                 json.dumps(environment), now),
+                (
+                    problem,
+                    solution.sha256,
+                    solution.path,
+                    json.dumps(device.__dict__),
+                    seed,
+                    json.dumps(environment),
+                    now,
+                ),
             )
         run_id = int(cur.lastrowid or 0)
         os.makedirs(self.run_dir(run_id), exist_ok=True)
@@ -90,18 +104,30 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT INTO rungs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run.id, len(run.rungs) - 1, result.name, result.status.value, result.message,
-                 json.dumps(result.metrics, default=str), json.dumps(result.artifacts), result.seconds),
+                (
+                    run.id,
+                    len(run.rungs) - 1,
+                    result.name,
+                    result.status.value,
+                    result.message,
+                    json.dumps(result.metrics, default=str),
+                    json.dumps(result.artifacts),
+                    result.seconds,
+                ),
             )
             if result.name == "load" and result.metrics.get("backend"):
                 run.solution.backend = str(result.metrics["backend"])
-                self.db.execute("UPDATE solutions SET backend=? WHERE sha256=?",
-                                (run.solution.backend, run.solution.sha256))
+                self.db.execute(
+                    "UPDATE solutions SET backend=? WHERE sha256=?",
+                    (run.solution.backend, run.solution.sha256),
+                )
 
     def finish(self, run: Run) -> None:
         run.finished = time.time()
         with self.db:
-            self.db.execute("UPDATE runs SET finished=?, ok=? WHERE id=?", (run.finished, int(run.ok), run.id))
+            self.db.execute(
+                "UPDATE runs SET finished=?, ok=? WHERE id=?", (run.finished, int(run.ok), run.id)
+            )
         (self.run_dir(run.id) / "result.json").write_text(json.dumps(run.to_dict(), indent=1, default=str))
 
     def run(self, run_id: int) -> Run:
@@ -118,21 +144,31 @@ class Store:
         rows = self.db.execute(
             "SELECT r.id, r.problem, r.solution, r.path, r.device, r.seed, r.environment, r.started, r.finished,"
             " s.backend, s.parent FROM runs r JOIN solutions s ON s.sha256 = r.solution"
-            + (" WHERE r.problem=?" if problem else "") + " ORDER BY r.id",
+            + (" WHERE r.problem=?" if problem else "")
+            + " ORDER BY r.id",
             (problem,) if problem else (),
         ).fetchall()
         return [self._run(row) for row in rows]
 
     def _run(self, row: tuple[Any, ...]) -> Run:
         rid, problem, sha, path, device, seed, env, started, finished, backend, parent = row
-        run = Run(int(rid), problem, Solution(path, sha, backend or "", parent), Device(**json.loads(device)),
-                  int(seed), environment=json.loads(env), started=started, finished=finished)
+        run = Run(
+            int(rid),
+            problem,
+            Solution(path, sha, backend or "", parent),
+            Device(**json.loads(device)),
+            int(seed),
+            environment=json.loads(env),
+            started=started,
+            finished=finished,
+        )
         for name, status, message, metrics, artifacts, seconds in self.db.execute(
             "SELECT name, status, message, metrics, artifacts, seconds FROM rungs WHERE run_id=? ORDER BY idx",
             (rid,),
         ):
-            run.rungs.append(RungResult(name, Status(status), message, json.loads(metrics), json.loads(artifacts),
-                                        seconds))
+            run.rungs.append(
+                RungResult(name, Status(status), message, json.loads(metrics), json.loads(artifacts), seconds)
+            )
         return run
 
     def close(self) -> None:

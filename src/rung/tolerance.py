@@ -33,7 +33,7 @@ class Tolerance:
     def for_dtype(cls, dtype_name: str, override: dict[str, float] | None = None) -> Tolerance:
         """The policy for an output of `dtype_name` ("float32", "torch.float16", ...)."""
         name = dtype_name.removeprefix("torch.")
-        values = dict(zip(KEYS, DEFAULTS.get(name, EXACT)))
+        values = dict(zip(KEYS, DEFAULTS.get(name, EXACT), strict=False))
         for key, value in (override or {}).items():
             if key not in KEYS:
                 raise ValueError(f"unknown tolerance key {key!r} (known: {', '.join(KEYS)})")

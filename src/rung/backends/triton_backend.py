@@ -43,7 +43,7 @@ class Launches:
                     self.count += 1
                 return _original(fn_self, *args, **kwargs)
 
-            cls.run = counted  # type: ignore[method-assign]
+            cls.run = counted
 
 
 @dataclass
@@ -113,9 +113,13 @@ def _launches_compiled(arch: str) -> Iterator[list[tuple[str, Any, Any, dict[str
         kwargs.setdefault("debug", False)
         binder = create_function_from_signature(self.signature, self.params, backend)
         bound, specialization, options = binder(*args, **kwargs)
-        options, signature, constexprs, attrs = self._pack_args(backend, kwargs, bound, specialization, options)
+        options, signature, constexprs, attrs = self._pack_args(
+            backend, kwargs, bound, specialization, options
+        )
         try:
-            kernel = triton.compile(ASTSource(self, signature, constexprs, attrs), target=target, options=options.__dict__)
+            kernel = triton.compile(
+                ASTSource(self, signature, constexprs, attrs), target=target, options=options.__dict__
+            )
         except CompilationError as e:
             raise CompileFailed(_compiler_lines(str(e))) from None
         except RuntimeError as e:  # ptxas and LLVM failures
@@ -124,14 +128,16 @@ def _launches_compiled(arch: str) -> Iterator[list[tuple[str, Any, Any, dict[str
         named = {names[k[0]]: _plain(v) for k, v in constexprs.items() if len(k) == 1}
         compiled.append((self.fn.__name__, kernel, options, dict(signature), named))
 
-    JITFunction.run = compile_instead  # type: ignore[method-assign]
+    JITFunction.run = compile_instead
     try:
         yield compiled
     finally:
-        JITFunction.run = original  # type: ignore[method-assign]
+        JITFunction.run = original
 
 
-def _write(kernel: Any, stem: str, options: Any, sig: dict[str, str], cx: dict[str, Any], out: Path) -> BuiltKernel:
+def _write(
+    kernel: Any, stem: str, options: Any, sig: dict[str, str], cx: dict[str, Any], out: Path
+) -> BuiltKernel:
     b = BuiltKernel(
         name=stem,
         shared_bytes=int(kernel.metadata.shared),
@@ -166,9 +172,13 @@ def _tool(name: str) -> str:
 
 def disassemble(cubin: Path) -> str:
     """SASS of a CUBIN, from the nvdisasm that ships with Triton."""
-    done = subprocess.run([_tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [_tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True, timeout=120
+    )
     if done.returncode != 0:
-        done = subprocess.run([_tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [_tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True, timeout=120
+        )
     return done.stdout
 
 

@@ -1,10 +1,10 @@
 """rung's own problem format: `problem.py` with TESTS, BENCHMARKS, generate_input and reference.
 
-    TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
-    generate_input(seed, device, **case) -> tuple    the solution's positional inputs
-    reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
-    TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine"} override
-    cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline
+TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
+generate_input(seed, device, **case) -> tuple    the solution's positional inputs
+reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
+TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine"} override
+cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline
 """
 
 from __future__ import annotations

@@ -19,14 +19,27 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
     inputs = session.inputs(case, session.seed)
     out_dir = session.run_dir / "compile"
     try:
-        built = backend.compile_solution(session.solution_path, lambda m: m.custom_kernel(*inputs), arch, out_dir)
+        built = backend.compile_solution(
+            session.solution_path, lambda m: m.custom_kernel(*inputs), arch, out_dir
+        )
     except backend.CompileFailed as e:
         raise Failed(f"compile error for {arch}:\n{e}") from None
     if not built:
         raise Failed(f"no {backend.BACKEND.value} kernel was launched by custom_kernel on {case}")
     kernels = [
-        {k: getattr(b, k) for k in ("name", "registers", "shared_bytes", "local_bytes", "spill_instructions",
-                                     "num_warps", "num_stages", "constexprs")}
+        {
+            k: getattr(b, k)
+            for k in (
+                "name",
+                "registers",
+                "shared_bytes",
+                "local_bytes",
+                "spill_instructions",
+                "num_warps",
+                "num_stages",
+                "constexprs",
+            )
+        }
         for b in built
     ]
     metrics = {
@@ -37,7 +50,10 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         "spill_instructions": sum(b.spill_instructions for b in built),
     }
     summary = "; ".join(
-        f"{b.name}: {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops" for b in built
+        f"{b.name}: {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops"
+        for b in built
     )
     artifacts = [a for b in built for a in b.artifacts]
-    return RungResult("compile", Status.OK, f"{len(built)} kernel(s) for {arch}: {summary}", metrics, artifacts)
+    return RungResult(
+        "compile", Status.OK, f"{len(built)} kernel(s) for {arch}: {summary}", metrics, artifacts
+    )

@@ -34,7 +34,7 @@ def check_case(session: Any, case: dict[str, Any], seed: int) -> tuple[bool, str
     pairs = matched(out.value, expected)
     precise_list = [precise] if isinstance(precise, torch.Tensor) else list(precise)
     worst: dict[str, Any] = {}
-    for i, ((got, native), exact) in enumerate(zip(pairs, precise_list)):
+    for i, ((got, native), exact) in enumerate(zip(pairs, precise_list, strict=False)):
         tol = Tolerance.for_dtype(str(native.dtype), session.problem.tolerance)
         c = compare(got, exact, tol)
         if not c.ok:
@@ -59,7 +59,9 @@ def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _check_cases(session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str) -> dict[str, Any]:
+def _check_cases(
+    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str
+) -> dict[str, Any]:
     figures: list[dict[str, Any]] = []
     checked = 0
     for index, case in cases:
@@ -68,7 +70,9 @@ def _check_cases(session: Any, cases: list[tuple[int, dict[str, Any]]], trials: 
             try:
                 ok, message, m = check_case(session, case, seed)
             except Failed as e:
-                raise Failed(f"{what} case {case} (seed {seed}): {e.message}", {"case": case, "seed": seed}) from None
+                raise Failed(
+                    f"{what} case {case} (seed {seed}): {e.message}", {"case": case, "seed": seed}
+                ) from None
             checked += 1
             if not ok:
                 raise Failed(
@@ -100,7 +104,9 @@ def scale(session: Any, params: dict[str, Any]) -> RungResult:
             too_big.append(f"{case} ({reason})")
         else:
             feasible.append((offset + i, case))
-    m = _check_cases(session, feasible, 1, "benchmark") if feasible else {"cases": 0, "trials": 0}
+    m: dict[str, Any] = (
+        _check_cases(session, feasible, 1, "benchmark") if feasible else {"cases": 0, "trials": 0}
+    )
     m["not_checked"] = too_big
     if too_big:
         raise Skipped(

@@ -22,7 +22,12 @@ def load(session: Any, params: dict[str, Any]) -> RungResult:
     if fn is None:
         raise Failed(f"{path.name} defines no custom_kernel", {"backend": backend})
     if not callable(fn):
-        raise Failed(f"custom_kernel in {path.name} is a {type(fn).__name__}, not a function", {"backend": backend})
+        raise Failed(
+            f"custom_kernel in {path.name} is a {type(fn).__name__}, not a function", {"backend": backend}
+        )
     return RungResult(
-        "load", Status.OK, f"custom_kernel found in {path.name}", {"backend": backend, "device": session.device}
+        "load",
+        Status.OK,
+        f"custom_kernel found in {path.name}",
+        {"backend": backend, "device": session.device},
     )

@@ -40,10 +40,10 @@ def matched(got: Any, expected: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
     single = isinstance(expected, torch.Tensor)
     if have is None or (single and not isinstance(got, torch.Tensor)) or len(have) != len(want):
         raise Failed(f"returned {describe(got)}; expected {describe(expected)}")
-    for i, (g, w) in enumerate(zip(have, want)):
+    for i, (g, w) in enumerate(zip(have, want, strict=False)):
         which = "" if single else f"output {i}: "
         if tuple(g.shape) != tuple(w.shape):
             raise Failed(f"{which}shape {tuple(g.shape)}, expected {tuple(w.shape)}")
         if g.dtype != w.dtype:
             raise Failed(f"{which}dtype {g.dtype}, expected {w.dtype}")
-    return list(zip(have, want))
+    return list(zip(have, want, strict=False))

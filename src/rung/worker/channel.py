@@ -8,6 +8,7 @@ line that a solution writes to the pipe by accident cannot pass for a result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -54,8 +55,6 @@ class Channel:
         """Close both ends once; a second call does nothing (fd numbers get reused)."""
         for fd in (self.read_fd, self.write_fd):
             if fd >= 0:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
         self.read_fd = self.write_fd = -1

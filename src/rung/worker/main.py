@@ -16,7 +16,18 @@ from typing import Any
 from rung.worker.channel import Channel, ChannelClosed
 
 
+def die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the controller dies, even mid-hang."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
 def main(argv: list[str]) -> int:
+    die_with_parent()
     channel = Channel(int(argv[0]), int(argv[1]))
     hello = channel.recv()
     token = hello.pop("token")
@@ -45,7 +56,10 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
 
     if op == "describe":
         try:
-            return {"problem": _asdict(session.problem.describe()), "device": _asdict(describe_device(session))}
+            return {
+                "problem": _asdict(session.problem.describe()),
+                "device": _asdict(describe_device(session)),
+            }
         except ProblemError as e:
             return {"error": str(e)}
     start = time.perf_counter()

@@ -8,6 +8,7 @@ private channel. If it crashes, hangs or exits, the controller raises `WorkerCra
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -113,10 +114,8 @@ class Worker:
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.proc.wait()
         self._forget()
 
@@ -130,10 +129,8 @@ class Worker:
         """End the worker: politely (closing its request pipe), then by force."""
         if self.proc is not None and self.proc.poll() is None and self.channel is not None:
             self.channel.close()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill()
 
 

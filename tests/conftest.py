@@ -1,0 +1,42 @@
+"""Shared fixtures: a workspace per test session, problems described once, a way to climb."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rung import runner
+from rung.spec import Device, Problem, Run, Status
+from rung.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBLEMS = ROOT / "problems"
+
+
+class Climber:
+    """Describes each problem once and climbs solutions into one shared workspace."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.store = Store(workspace)
+        self.described: dict[Path, tuple[Problem, Device]] = {}
+
+    def __call__(self, problem_dir: Path, solution: Path) -> Run:
+        if problem_dir not in self.described:
+            self.described[problem_dir] = runner.describe(problem_dir, self.store.root / "scratch")
+        problem, device = self.described[problem_dir]
+        return runner.climb(self.store, problem, device, solution)
+
+
+@pytest.fixture(scope="session")
+def climb(tmp_path_factory: pytest.TempPathFactory) -> Climber:
+    return Climber(tmp_path_factory.mktemp("workspace"))
+
+
+def rung_of(run: Run, name: str):
+    return next(r for r in run.rungs if r.name == name)
+
+
+def statuses(run: Run) -> dict[str, Status]:
+    return {r.name: r.status for r in run.rungs}

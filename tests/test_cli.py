@@ -1,0 +1,77 @@
+"""The command line: the ladder for people, one JSON object for scripts, exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import FIXTURES
+
+TINY = FIXTURES / "tiny"
+SOL = TINY / "solutions"
+
+
+def rung(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rung", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_check_json_is_one_object_with_stable_keys(tmp_path):
+    done = rung(
+        "check", str(TINY), str(SOL / "good.py"), str(SOL / "wrong_shape.py"), "--json", "-w", str(tmp_path)
+    )
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    assert set(doc) >= {"schema", "problem", "solutions"}
+    assert doc["schema"] == "rung/1" and doc["problem"] == "tiny"
+    good, bad = doc["solutions"]
+    assert good["ok"] is True and bad["ok"] is False
+    for s in (good, bad):
+        assert set(s) >= {"path", "ok", "rungs"}
+        for r in s["rungs"]:
+            assert set(r) >= {"name", "status", "message", "metrics", "artifacts"}
+    assert [r["name"] for r in good["rungs"]][:6] == ["load", "compile", "run", "guard", "correct", "scale"]
+    assert next(r for r in bad["rungs"] if r["name"] == "run")["message"] == "shape (4,), expected (5,)"
+
+
+def test_check_human_output_and_exit_zero(tmp_path):
+    done = rung("check", str(TINY), str(SOL / "good.py"), "-w", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(str(SOL / "good.py"))
+    assert any(line.split()[1:3] == ["correct", "OK"] for line in lines[1:])
+    assert any(line.split()[1:3] == ["bench", "SKIPPED"] for line in lines[1:])
+    assert "verdict: PASS" in lines[-1]
+
+
+def test_bad_problem_exits_two_with_one_line(tmp_path):
+    done = rung(
+        "check", str(FIXTURES / "bad_problems" / "no_reference"), str(SOL / "good.py"), "-w", str(tmp_path)
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert "defines no function reference()" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_solution_and_bad_usage_exit_two(tmp_path):
+    done = rung("check", str(TINY), str(tmp_path / "nope.py"), "-w", str(tmp_path))
+    assert done.returncode == 2 and "no such solution file" in done.stderr
+    assert rung("check").returncode == 2
+    assert rung("frobnicate").returncode == 2
+
+
+def test_history_and_show(tmp_path):
+    rung("check", str(TINY), str(SOL / "good.py"), "-w", str(tmp_path))
+    rung("check", str(TINY), str(SOL / "raises.py"), "-w", str(tmp_path))
+    hist = json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)
+    assert [r["verdict"] for r in hist["runs"]] == ["PASS", "FAIL at run"]
+    table = rung("history", str(TINY), "-w", str(tmp_path)).stdout
+    assert "good.py" in table and "FAIL at run" in table
+    shown = json.loads(rung("show", "2", "--json", "-w", str(tmp_path)).stdout)
+    assert shown["id"] == 2 and shown["verdict"] == "FAIL at run"
+    assert "ValueError: kernel exploded on purpose" in rung("show", "2", "-w", str(tmp_path)).stdout
+    missing = rung("show", "99", "-w", str(tmp_path))
+    assert missing.returncode == 2 and "no run 99" in missing.stderr

@@ -1,0 +1,34 @@
+"""Each guard check fires on the cheat it exists for, and stays quiet on an honest kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from rung.spec import Status
+from tests.conftest import FIXTURES, rung_of
+
+TINY = FIXTURES / "tiny"
+SOL = TINY / "solutions"
+
+
+def test_honest_kernel_passes_every_check(climb):
+    guard = rung_of(climb(TINY, SOL / "good.py"), "guard")
+    assert guard.status == Status.OK
+    assert set(guard.metrics["checks"].values()) == {"ok"}
+    assert "kernel_launched" not in guard.metrics["checks"]  # a torch solution launches no Triton kernel
+
+
+@pytest.mark.parametrize(
+    ("solution", "check", "says"),
+    [
+        ("subclass.py", "plain_tensor", "output is a Lazy, not a torch.Tensor"),
+        ("stray_thread.py", "no_stray_threads", "3 thread(s) left running after 3 calls"),
+        ("patches_allclose.py", "functions_intact", "replaced: torch.allclose"),
+        ("nondeterministic.py", "deterministic", "the same input twice gave different results"),
+    ],
+)
+def test_cheat_is_named(climb, solution, check, says):
+    guard = rung_of(climb(TINY, SOL / solution), "guard")
+    assert guard.status == Status.FAILED
+    assert guard.metrics["checks"][check] == "fired"
+    assert f"{check}: {says}" in guard.message
