@@ -8,7 +8,7 @@ from pathlib import Path
 from rung import runner
 from rung.errors import SolutionError
 from rung.runner import OnRun, OnRung
-from rung.spec import Run
+from rung.spec import Device, Run
 from rung.store import Store, find_workspace
 
 
@@ -32,6 +32,15 @@ def check(
     try:
         spec, device = runner.describe(Path(problem), store.root / "scratch")
         return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
+    finally:
+        store.close()
+
+
+def device(workspace: str | Path | None = None, remeasure: bool = False) -> Device:
+    """This machine's device, with its measured ceilings where it is a GPU (cached per model and driver)."""
+    store = _open(workspace)
+    try:
+        return runner.probe_device(store.root / "scratch", remeasure)
     finally:
         store.close()
 

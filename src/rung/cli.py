@@ -83,6 +83,26 @@ def _solution_json(run: Run) -> dict[str, Any]:
 
 
 @app.command()
+def device(
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+    remeasure: Annotated[
+        bool, typer.Option("--remeasure", help="Measure again, ignoring the cache.")
+    ] = False,
+) -> None:
+    """This machine's GPU and its measured ceilings beside the datasheet (measured once, then cached)."""
+    if not json_out:
+        err.print(
+            "measuring the device's ceilings if they are not cached yet (about a minute)...", style="dim"
+        )
+    dev = api.device(workspace, remeasure)
+    if json_out:
+        print(dumps({"schema": SCHEMA, "device": dev}))
+        return
+    out.print(render.device(dev))
+
+
+@app.command()
 def history(
     problem: Annotated[Path, typer.Argument(help="Problem folder, or its name.")],
     json_out: JsonOpt = False,

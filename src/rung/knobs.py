@@ -42,6 +42,24 @@ KNOBS: dict[str, Knob] = {
             "largest case (GFLOP, from the cost model) checked on the CPU",
         ),
         Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU worker in MiB; 0 for none"),
+        Knob(
+            "RUNG_BENCH_WARMUP_S", float, 0.1, "warm-up per timed function and case, in seconds of wall time"
+        ),
+        Knob(
+            "RUNG_BENCH_REL_SEM",
+            float,
+            0.005,
+            "bench stops when the standard error is under this fraction of the mean",
+        ),
+        Knob("RUNG_BENCH_MAX_S", float, 5.0, "time cap for sampling one function on one case, in seconds"),
+        Knob(
+            "RUNG_BASELINE",
+            str,
+            "compile",
+            "baseline timed beside the reference: 'compile' (torch.compile) or 'none'",
+        ),
+        Knob("RUNG_ROOFLINE_TARGET", float, 0.9, "fraction of the roofline counted as 'at roofline'"),
+        Knob("RUNG_CACHE_DIR", str, "", "where measured device ceilings are cached; default ~/.cache/rung"),
         Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
         Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),
         Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a worker's stderr kept in a crash message"),

@@ -18,6 +18,7 @@ class RungSpec:
     needs_gpu: bool = False
     timeout_s: float = 120.0
     pending: str = ""  # why it does not run yet, until its work lands
+    in_controller: bool = False  # computed from earlier rungs' figures; runs no solution code
 
 
 LADDER: tuple[RungSpec, ...] = (
@@ -37,7 +38,7 @@ LADDER: tuple[RungSpec, ...] = (
     RungSpec(
         "roofline", "percent of the attainable time", ("bench",), needs_gpu=True, pending="roofline rung"
     ),
-    RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), pending="dump rung"),
+    RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), in_controller=True),
     RungSpec("trace", "per-kernel GPU times of one call", ("run",), needs_gpu=True, pending="trace rung"),
     RungSpec(
         "profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"

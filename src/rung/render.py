@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rung.spec import Run, RungResult, Status
+from rung.spec import Device, Run, RungResult, Status
 
 STYLE = {
     Status.OK: ("✓", "green"),
@@ -107,4 +107,23 @@ def history(runs: list[Run]) -> Table:
             err,
             f"{run.wall_s:.1f}",
         )
+    return table
+
+
+def device(dev: Device) -> Table:
+    from rung.ceilings_datasheet import DATASHEET
+
+    table = Table(
+        title=f"{dev.name} ({dev.arch or dev.kind}, driver {dev.driver or '-'})", header_style="bold"
+    )
+    for col in ("ceiling", "measured", "datasheet", "measured/datasheet"):
+        table.add_column(col, justify="left" if col == "ceiling" else "right")
+    sheet = DATASHEET.get(dev.name, {})
+    for key, value in dev.ceilings.items():
+        if not isinstance(value, (int, float)):
+            continue
+        ref = sheet.get(key)
+        table.add_row(key, f"{value:,.1f}", f"{ref:,.0f}" if ref else "", f"{value / ref:.0%}" if ref else "")
+    if not dev.ceilings:
+        table.add_row("(no GPU: nothing to measure)", "", "", "")
     return table

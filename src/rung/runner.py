@@ -7,6 +7,7 @@ rung that can still tell something starts a fresh worker.
 
 from __future__ import annotations
 
+import json
 import platform
 import random
 import time
@@ -14,12 +15,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rung import knobs
+from rung import devices, knobs
 from rung.errors import ProblemError
 from rung.ladder import LADDER, RungSpec
+from rung.roofline import roofline
+from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
 from rung.store import Store
 from rung.worker.process import Worker, WorkerCrashed, WorkerTimedOut
+
+CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
+    "roofline": roofline,
+    "dump": dump,
+}
 
 OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
@@ -52,7 +60,36 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
         worker.close()
     if "error" in reply:
         raise ProblemError(reply["error"])
-    return Problem(**reply["problem"]), Device(**reply["device"])
+    device = Device(**reply["device"])
+    if device.kind == "cuda":
+        device.ceilings = device_ceilings(device, scratch)
+    return Problem(**reply["problem"]), device
+
+
+def probe_device(scratch: Path, remeasure: bool = False) -> Device:
+    """This machine's device, asked of a worker, with its ceilings where it is a GPU."""
+    worker = Worker(_hello(Path.cwd(), None, scratch, 0), scratch)
+    try:
+        device = Device(**worker.call("device", {}, timeout_s=120)["device"])
+    finally:
+        worker.close()
+    if device.kind == "cuda":
+        device.ceilings = device_ceilings(device, scratch, remeasure)
+    return device
+
+
+def device_ceilings(device: Device, scratch: Path, remeasure: bool = False) -> dict[str, Any]:
+    """The GPU's measured ceilings: from the cache, else measured now in a worker and cached."""
+    known = None if remeasure else devices.cached(device)
+    if known is not None:
+        return known
+    worker = Worker(_hello(Path.cwd(), None, scratch, 0), scratch)
+    try:
+        reply = worker.call("ceilings", {}, timeout_s=600)
+    finally:
+        worker.close()
+    devices.remember(device, reply["ceilings"])
+    return dict(reply["ceilings"])
 
 
 def new_seed() -> int:
@@ -101,26 +138,30 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
         return RungResult(spec.name, Status.SKIPPED, "no CUDA device on this machine")
     if spec.pending:
         return RungResult(spec.name, Status.SKIPPED, f"not built yet ({spec.pending})")
+    if spec.in_controller:
+        return CONTROLLER_RUNGS[spec.name](results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
     start = time.perf_counter()
     try:
         return RungResult.from_dict(worker.call(spec.name, {}, limit))
     except WorkerTimedOut as e:
-        return RungResult(
-            spec.name,
+        status, how, tail = (
             Status.TIMEOUT,
-            f"still running after {limit:g} s; the worker was killed" + _tail(e.stderr_tail),
-            {"stderr_tail": e.stderr_tail},
-            seconds=round(time.perf_counter() - start, 4),
+            f"still running after {limit:g} s; the worker was killed",
+            e.stderr_tail,
         )
     except WorkerCrashed as e:
-        return RungResult(
-            spec.name,
-            Status.ERROR,
-            e.how + _tail(e.stderr_tail),
-            {"stderr_tail": e.stderr_tail},
-            seconds=round(time.perf_counter() - start, 4),
-        )
+        status, how, tail = Status.ERROR, e.how, e.stderr_tail
+    metrics: dict[str, Any] = {"stderr_tail": tail}
+    partial = worker.log_dir / spec.name / "partial.jsonl"
+    if partial.exists():
+        metrics["measured_before"] = [
+            json.loads(line) for line in partial.read_text().splitlines() if line.strip()
+        ]
+        how += f" ({len(metrics['measured_before'])} case(s) measured before, kept in metrics)"
+    return RungResult(
+        spec.name, status, how + _tail(tail), metrics, seconds=round(time.perf_counter() - start, 4)
+    )
 
 
 def _tail(stderr: str) -> str:

@@ -32,7 +32,7 @@ class LoadedProblem:
     def reference(self, inputs: tuple[Any, ...]) -> Any:
         raise NotImplementedError
 
-    def cost(self, case: dict[str, Any]) -> dict[str, int] | None:
+    def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
         """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
         return None
 

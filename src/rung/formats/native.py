@@ -4,7 +4,8 @@ TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
 generate_input(seed, device, **case) -> tuple    the solution's positional inputs
 reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
 TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine"} override
-cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline
+cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline,
+                         and optionally "math": the ceiling its FLOPs run against (roofline.py)
 """
 
 from __future__ import annotations
@@ -53,9 +54,12 @@ class NativeProblem(LoadedProblem):
     def reference(self, inputs: tuple[Any, ...]) -> Any:
         return self.module.reference(*inputs)
 
-    def cost(self, case: dict[str, Any]) -> dict[str, int] | None:
+    def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
         fn = getattr(self.module, "cost", None)
         if fn is None:
             return None
         c = fn(**case)
-        return {"flops": int(c.get("flops", 0)), "bytes": int(c.get("bytes", 0))}
+        out: dict[str, Any] = {"flops": int(c.get("flops", 0)), "bytes": int(c.get("bytes", 0))}
+        if "math" in c:
+            out["math"] = str(c["math"])
+        return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rung.rungs import compile, correct, guard, load, run
+from rung.rungs import bench, compile, correct, guard, load, run
 from rung.spec import RungResult
 
 WORKER_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
@@ -19,4 +19,5 @@ WORKER_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
     "correct": correct.correct,
     "scale": correct.scale,
     "guard": guard.guard,
+    "bench": bench.bench,
 }

@@ -27,7 +27,11 @@ def trial_seed(base: int, case_index: int, trial: int) -> int:
 
 def check_case(session: Any, case: dict[str, Any], seed: int) -> tuple[bool, str, dict[str, Any]]:
     """One case, one seed: (ok, message, figures). Raises Failed on a kind/shape/dtype mismatch."""
-    inputs = session.inputs(case, seed)
+    return check_inputs(session, session.inputs(case, seed))
+
+
+def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict[str, Any]]:
+    """The solution on these inputs against the reference: (ok, message, figures)."""
     expected = session.reference(inputs, precise=False)
     precise = session.reference(inputs, precise=True)
     out = session.call(inputs)

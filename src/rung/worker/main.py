@@ -54,6 +54,12 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     from rung.rungs.outcome import Failed, Skipped
     from rung.spec import RungResult, Status
 
+    if op == "ceilings":
+        from rung.ceilings import measure
+
+        return {"ceilings": measure()}
+    if op == "device":
+        return {"device": _asdict(describe_device(session))}
     if op == "describe":
         try:
             return {
@@ -92,12 +98,27 @@ def describe_device(session: Any) -> Any:
             name=props.name,
             arch=f"sm_{props.major}{props.minor}",
             memory_bytes=int(props.total_memory),
-            driver=str(torch.version.cuda or ""),
+            driver=_driver_version(),
         )
     import os
     import platform
 
     return Device(kind="cpu", name=f"cpu ({platform.machine()}, {os.cpu_count()} cores, no CUDA)")
+
+
+def _driver_version() -> str:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except OSError:
+        return "unknown"
+    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else "unknown"
 
 
 def _asdict(obj: Any) -> dict[str, Any]:

@@ -1,0 +1,77 @@
+"""roofline: how far each benchmark case is from the time the hardware allows (controller side).
+
+attainable = max(flops / compute ceiling, bytes / DRAM bandwidth), from the problem's cost model
+and the device's measured ceilings; percent of roofline = attainable / measured median. The
+compute ceiling is the one the case's FLOPs run against (`math`: fp32_vector, tf32_tensor,
+fp16_tensor, bf16_tensor; the cost model may name it, else the first floating input's dtype
+decides). A case measured faster than its attainable time (by more than 5%) means the cost model
+is wrong, and is reported as that, never as faster than light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rung import knobs
+from rung.spec import Device, RungResult, Status
+from rung.stats import geomean
+
+SLACK = 1.05
+
+
+def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
+    bench = results["bench"]
+    target = float(knobs.get("RUNG_ROOFLINE_TARGET"))
+    cases = bench.metrics.get("cases", [])
+    if not cases or any("bytes" not in c for c in cases):
+        return RungResult("roofline", Status.SKIPPED, "the problem has no cost model (cost(**case))")
+    if "dram_gbps" not in device.ceilings:
+        return RungResult("roofline", Status.SKIPPED, "the device's ceilings were not measured (rung device)")
+    rows = [_case(c, device.ceilings) for c in cases]
+    metrics: dict[str, Any] = {"cases": rows, "target": target, "ceilings": device.ceilings}
+    impossible = [r for r in rows if r["attainable_ms"] > r["measured_ms"] * SLACK]
+    if impossible:
+        r = impossible[0]
+        return RungResult(
+            "roofline",
+            Status.FAILED,
+            f"case {r['case']} measured {r['measured_ms'] * 1e3:.1f} us, faster than the {r['attainable_ms'] * 1e3:.1f} us "
+            f"its cost model allows ({r['pct_of_roofline']:.0%}): likely a cost-model error (bytes={r['bytes']}, "
+            f"flops={r['flops']})",
+            metrics,
+        )
+    metrics["pct_of_roofline"] = geomean([r["pct_of_roofline"] for r in rows])
+    metrics["min_pct_of_roofline"] = min(r["pct_of_roofline"] for r in rows)
+    at = all(r["pct_of_roofline"] >= target for r in rows)
+    lines = "\n".join(
+        f"  {r['case']}: {r['pct_of_roofline']:.0%} of roofline ({r['bound']}-bound, attainable "
+        f"{r['attainable_ms'] * 1e3:.1f} us, measured {r['measured_ms'] * 1e3:.1f} us)"
+        for r in rows
+    )
+    verdict = "at roofline" if at else f"below {target:.0%} of roofline"
+    return RungResult(
+        "roofline",
+        Status.OK,
+        f"{verdict} (worst case {metrics['min_pct_of_roofline']:.0%})\n{lines}",
+        metrics,
+    )
+
+
+def _case(c: dict[str, Any], ceilings: dict[str, Any]) -> dict[str, Any]:
+    math_key = f"{c.get('math') or 'fp32_vector'}_tflops"
+    tflops = float(ceilings.get(math_key) or ceilings["fp32_vector_tflops"])
+    t_compute = c["flops"] / (tflops * 1e12) * 1e3
+    t_memory = c["bytes"] / (float(ceilings["dram_gbps"]) * 1e9) * 1e3
+    attainable = max(t_compute, t_memory)
+    return {
+        "case": c["case"],
+        "flops": c["flops"],
+        "bytes": c["bytes"],
+        "ceiling": math_key,
+        "compute_ms": t_compute,
+        "memory_ms": t_memory,
+        "attainable_ms": attainable,
+        "measured_ms": c["median_ms"],
+        "pct_of_roofline": attainable / c["median_ms"],
+        "bound": "memory" if t_memory >= t_compute else "compute",
+    }

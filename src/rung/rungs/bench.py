@@ -1,0 +1,195 @@
+"""bench: per benchmark case, correctness on the very inputs to be timed, then device timing.
+
+For each case: several input sets at distinct addresses (rotated, so neither output caching nor
+L2 residency flatters the figure); the solution checked against the reference on the first set
+(a wrong case is not timed); then the solution, the reference and the baseline (torch.compile of
+the reference) timed by one protocol (`rung.timing`); a CUDA-graph figure for calls under 20 us;
+a CUPTI pass through torch.profiler giving per-kernel device time and launch gaps; the SM clock
+read at the start and end of sampling. Each finished case is appended to `bench/partial.jsonl`,
+so a crash later keeps what was measured.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung import knobs
+from rung.clocks import Reading
+from rung.rungs.correct import check_inputs, trial_seed
+from rung.rungs.outcome import Failed, Skipped
+from rung.spec import RungResult, Status
+from rung.stats import geomean, ratio
+from rung.timing import Flusher, Policy, graph_timed, timed
+
+GRAPH_BELOW_MS = 0.020
+ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
+CUPTI_CALLS = 5
+
+
+def bench(session: Any, params: dict[str, Any]) -> RungResult:
+    if session.device != "cuda":
+        raise Skipped("no CUDA device in the worker")
+    cases = session.problem.benchmarks
+    if not cases:
+        raise Skipped("the problem lists no BENCHMARKS")
+    out_dir = session.run_dir / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = out_dir / "partial.jsonl"
+    policy, flush = Policy.from_knobs(), Flusher()
+    results, artifacts = [], []
+    for index, case in enumerate(cases):
+        r, trace = _case(session, index, case, policy, flush, out_dir)
+        results.append(r)
+        artifacts.append(str(trace))
+        with partial.open("a") as f:
+            f.write(json.dumps(r, default=str) + "\n")
+    speedups = [r["speedup_vs_reference"] for r in results if "speedup_vs_reference" in r]
+    metrics: dict[str, Any] = {
+        "cases": results,
+        "median_ms": [r["median_ms"] for r in results],
+        "speedup_vs_reference": geomean(speedups),
+        "l2_flush_bytes": flush.buffer.numel() * 4,
+        "throttled": any(r.get("throttled") for r in results),
+    }
+    lines = [_line(r) for r in results]
+    warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
+    return RungResult(
+        "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
+    )
+
+
+def _case(
+    session: Any, index: int, case: dict[str, Any], policy: Policy, flush: Flusher, out_dir: Path
+) -> tuple[dict[str, Any], Path]:
+    seed = trial_seed(session.seed, 1000 + index, 0)
+    first = session.inputs(case, seed)
+    ok, message, _ = check_inputs(session, first)
+    if not ok:
+        raise Failed(
+            f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
+        )
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, _rotation(first))]
+    fn = session.module.custom_kernel
+
+    def solution(i: int) -> Any:
+        return fn(*sets[i % len(sets)])
+
+    def reference(i: int) -> Any:
+        return session.problem.reference(sets[i % len(sets)])
+
+    before = Reading.start()  # nvidia-smi samples while the solution warms up
+    sol = timed(solution, policy, flush)
+    after = Reading.start()  # ... and while the reference runs, right after the solution's samples
+    ref = timed(reference, policy, flush)
+    clocks = [before.result(), after.result()]
+    r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
+    r["throttled"] = any(c.get("throttled") for c in clocks)
+    r["reference"] = _public(ref)
+    r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, sol)
+    if str(knobs.get("RUNG_BASELINE")) == "compile":
+        r["compile"] = _baseline(session, sets, policy, flush)
+        if "median_ms" in r["compile"]:
+            r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], sol)
+    if sol["median_ms"] < GRAPH_BELOW_MS:
+        r["graph"] = _guarded(lambda: _public(graph_timed(solution, policy, flush)))
+    cost = session.problem.cost(case)
+    if cost:
+        r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or _math(first)})
+        seconds = sol["median_ms"] / 1e3
+        r["achieved_gbps"] = cost["bytes"] / seconds / 1e9
+        r["achieved_tflops"] = cost["flops"] / seconds / 1e12
+    trace = out_dir / f"case{index}.trace.json"
+    r["cupti"] = _guarded(lambda: cupti(solution, flush, trace))
+    return r, trace
+
+
+def _rotation(inputs: tuple[Any, ...]) -> int:
+    size = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+    return max(2, min(8, ROTATION_BYTES // max(size, 1)))
+
+
+def _math(inputs: tuple[Any, ...]) -> str:
+    """The ceiling a case's FLOPs run against, from its first floating input's dtype."""
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            return {torch.float16: "fp16_tensor", torch.bfloat16: "bf16_tensor"}.get(t.dtype, "fp32_vector")
+    return "fp32_vector"
+
+
+def _public(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in s.items() if k != "raw_ms"}
+
+
+def _guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return fn()
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
+
+
+def _baseline(session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher) -> dict[str, Any]:
+    reference = session.problem.reference
+
+    def eager(*inputs: Any) -> Any:
+        return reference(inputs)
+
+    compiled = torch.compile(eager)
+    return _guarded(lambda: _public(timed(lambda i: compiled(*sets[i % len(sets)]), policy, flush)))
+
+
+def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path) -> dict[str, Any]:
+    """Per-call kernel time from CUPTI (torch.profiler): busy time, span, gaps, kernel names."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(CUPTI_CALLS):
+            flush()
+            with record_function("rung::call"):
+                call(i)
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text()).get("traceEvents", [])
+    spans = [e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == "rung::call"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    if not spans:
+        return {"error": "the trace has no GPU span for the call"}
+    busy, span_ms, names = [], [], []
+    for s in spans:
+        lo, hi = float(s["ts"]), float(s["ts"]) + float(s["dur"])
+        inside = [k for k in kernels if lo <= float(k["ts"]) < hi]
+        busy.append(sum(float(k["dur"]) for k in inside) / 1e3)
+        span_ms.append(float(s["dur"]) / 1e3)
+        names.append([k["name"] for k in inside])
+    busy.sort()
+    span_ms.sort()
+    median_busy, median_span = busy[len(busy) // 2], span_ms[len(span_ms) // 2]
+    return {
+        "kernel_ms": median_busy,
+        "span_ms": median_span,
+        "gap_ms": max(0.0, median_span - median_busy),
+        "kernels_per_call": len(names[0]),
+        "kernels": sorted(set(n for ns in names for n in ns))[:10],
+    }
+
+
+def _line(r: dict[str, Any]) -> str:
+    parts = [
+        f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{r['sem_ms'] / r['median_ms'] * 100:.2f}%, n={r['samples']})"
+    ]
+    if "achieved_gbps" in r:
+        parts.append(f"{r['achieved_gbps']:.0f} GB/s {r['achieved_tflops']:.1f} TFLOP/s")
+    parts.append(f"x{r['speedup_vs_reference']:.2f}±{r['speedup_vs_reference_err']:.2f} vs reference")
+    if "speedup_vs_compile" in r:
+        parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile")
+    if "graph" in r and "median_ms" in r["graph"]:
+        parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
+    cu = r.get("cupti", {})
+    if "kernel_ms" in cu and not math.isnan(cu["kernel_ms"]):
+        parts.append(f"cupti {cu['kernel_ms'] * 1e3:.1f} us in {cu['kernels_per_call']} kernel(s)")
+    return "  " + "; ".join(parts)

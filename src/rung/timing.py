@@ -1,0 +1,141 @@
+"""Device timing you can trust: L2 flushed, queue kept full, events per call, adaptive stop.
+
+Worker side (CUDA). Every timed call is preceded, in the stream, by a write to a buffer twice
+the L2's size (so no input or output stays cached) and by a short spin kernel longer than the
+call's host-side overhead, so that when the start event fires the call is already queued: the
+interval between the events is device time, not submission latency. Samples are taken in
+batches with one synchronisation per batch, until there are at least `min_samples` samples and
+`min_wall_s` of sampling, and the standard error of the mean is under `target_rel_sem`, or
+until `max_s` has passed. Warm-up is by time, so first-call compilation and idle clocks stay out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from rung import knobs
+from rung.stats import summary
+
+SPIN_HZ = 1.98e9  # cycles per second assumed to size the spin kernel; only needs to be roughly right
+
+
+@dataclass(frozen=True)
+class Policy:
+    warmup_s: float
+    min_samples: int
+    min_wall_s: float
+    target_rel_sem: float
+    max_s: float
+
+    @classmethod
+    def from_knobs(cls) -> Policy:
+        return cls(
+            warmup_s=float(knobs.get("RUNG_BENCH_WARMUP_S")),
+            min_samples=10,
+            min_wall_s=0.1,
+            target_rel_sem=float(knobs.get("RUNG_BENCH_REL_SEM")),
+            max_s=float(knobs.get("RUNG_BENCH_MAX_S")),
+        )
+
+
+class Flusher:
+    """Writes a buffer twice the size of the device's L2 to evict everything from it."""
+
+    def __init__(self) -> None:
+        props = torch.cuda.get_device_properties(0)
+        self.l2_bytes = int(getattr(props, "L2_cache_size", 0) or 50 * 2**20)
+        self.buffer = torch.empty(2 * self.l2_bytes // 4, dtype=torch.int32, device="cuda")
+
+    def __call__(self) -> None:
+        self.buffer.zero_()
+
+
+def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
+    """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped."""
+    host_s = _warm_up(call, policy.warmup_s)
+    spin_cycles = int(SPIN_HZ * min(max(2 * host_s, 20e-6), 5e-3))
+    samples: list[float] = []
+    start = time.perf_counter()
+    batch, i = 10, 0
+    stop = "time cap"
+    while True:
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)
+        ]
+        for begin, end in events:
+            flush()
+            torch.cuda._sleep(spin_cycles)
+            begin.record()
+            call(i)
+            end.record()
+            i += 1
+        torch.cuda.synchronize()
+        samples.extend(b.elapsed_time(e) for b, e in events)
+        s = summary(samples)
+        wall = time.perf_counter() - start
+        if (
+            len(samples) >= policy.min_samples
+            and wall >= policy.min_wall_s
+            and s["rel_sem"] < policy.target_rel_sem
+        ):
+            stop = "converged"
+            break
+        if wall >= policy.max_s:
+            break
+        per_sample = wall / len(samples)
+        batch = max(1, min(1000, int(0.05 / per_sample)))
+    return {**summary(samples), "stop": stop, "host_overhead_ms": host_s * 1e3, "raw_ms": samples}
+
+
+def _warm_up(call: Callable[[int], Any], seconds: float) -> float:
+    """Call until `seconds` of wall time have passed (at least 3 calls); the median host-side time."""
+    host: list[float] = []
+    start = time.perf_counter()
+    i = 0
+    while i < 3 or time.perf_counter() - start < seconds:
+        t = time.perf_counter()
+        call(i)
+        host.append(time.perf_counter() - t)
+        torch.cuda.synchronize()
+        i += 1
+    host.sort()
+    return host[len(host) // 2]
+
+
+def graph_timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
+    """The same protocol over replays of a CUDA graph of one call (launch overhead removed)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        call(0)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call(0)
+    return timed(lambda i: graph.replay(), policy, flush)
+
+
+def plain_protocol(
+    call: Callable[[int], Any], flush: Flusher, target_rel_sem: float, max_s: float
+) -> dict[str, Any]:
+    """What many harnesses do: events around each call after an L2 clear, sync every call, stop on SEM."""
+    call(0)
+    torch.cuda.synchronize()
+    samples: list[float] = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < max_s:
+        flush()
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        call(0)
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(begin.elapsed_time(end))
+        if len(samples) >= 10 and summary(samples)["rel_sem"] < target_rel_sem:
+            break
+    return summary(samples)
