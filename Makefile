@@ -7,8 +7,8 @@ export PYTHONDONTWRITEBYTECODE = 1
 check: lint test
 
 lint:
-	$(PY) -m ruff format --check src tests problems
-	$(PY) -m ruff check src tests problems
+	$(PY) -m ruff format --check src tests problems bench
+	$(PY) -m ruff check src tests problems bench
 	$(PY) -m mypy
 
 test:

@@ -27,6 +27,8 @@ def test_nothing_but_knobs_reads_the_environment():
     offenders = []
     for path in (ROOT / "src" / "rung").rglob("*.py"):
         text = path.read_text()
-        if path.name != "knobs.py" and re.search(r"os\.environ\.get|os\.getenv|os\.environ\[[^]]+\](?!\s*=)", text):
+        if path.name != "knobs.py" and re.search(
+            r"os\.environ\.get|os\.getenv|os\.environ\[[^]]+\](?!\s*=)", text
+        ):
             offenders.append(path.name)
     assert offenders == []

@@ -1,0 +1,204 @@
+"""Fidelity of rung's timing against Nsight Compute, do_bench and the plain protocol (GPU only).
+
+    python bench/fidelity.py --out results/fidelity.json            # everything, ncu included
+    python bench/fidelity.py --target NAME --launches N             # (ncu child) N launches of NAME
+
+For each kernel: rung's median (the bench rung's protocol, `rung.timing.timed`), its spread over
+5 repeated measurements, the CUDA-graph figure, `triton.testing.do_bench(return_mode="median")`,
+the plain protocol (events around each call after an L2 clear, stop at SEM < 0.1% of the mean),
+and Nsight Compute's `gpu__time_duration.sum` (median of the launches profiled inside an NVTX
+range, `--clock-control none`, ncu's own cache flush between launches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rung.timing import Flusher, Policy, graph_timed, plain_protocol, timed  # noqa: E402
+
+NVTX = "rung_target"
+
+
+def _load(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _problem_targets(problem: str, solution: str) -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
+    folder = ROOT / "problems" / problem
+    out = []
+    for case in _load(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
+
+        def make(case: dict[str, Any] = case) -> Callable[[], Any]:
+            p = _load(folder / "problem.py", f"fid_{problem}")
+            fn = _load(folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}").custom_kernel
+            inputs = p.generate_input(seed=1, device="cuda", **case)
+            return lambda: fn(*inputs)
+
+        out.append((f"{problem}/{solution} {case}", make))
+    return out
+
+
+def targets() -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
+    va = _load(
+        ROOT / "problems" / "vector_add" / "solutions" / "correct" / "tuned.py", "fid_va"
+    ).custom_kernel
+    out: list[tuple[str, Callable[[], Callable[[], Any]]]] = []
+    for log2 in (12, 16, 20, 24, 28):
+
+        def make(n: int = 2**log2) -> Callable[[], Any]:
+            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+            return lambda: va(x, y)
+
+        out.append((f"vector_add 2^{log2}", make))
+    out += _problem_targets("softmax", "tuned.py") + _problem_targets("layer_norm", "tuned.py")
+
+    def matmul() -> Callable[[], Any]:
+        a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+        return lambda: a @ b
+
+    out.append(("torch bf16 matmul 4096^3", matmul))
+    return out
+
+
+def child(name: str, launches: int) -> None:
+    """Under ncu: warm up outside the NVTX range, then `launches` calls inside it."""
+    make = dict(targets())[name]
+    call = make()
+    for _ in range(5):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX)
+    for _ in range(launches):
+        call()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+
+
+def ncu_median_ms(name: str, launches: int = 7) -> dict[str, Any]:
+    exe = shutil.which("ncu")
+    if exe is None:
+        return {"error": "ncu not found"}
+    cmd = [
+        exe,
+        "--clock-control",
+        "none",
+        "--metrics",
+        "gpu__time_duration.sum",
+        "--csv",
+        "--page",
+        "raw",
+        "--nvtx",
+        "--nvtx-include",
+        f"{NVTX}/",
+        sys.executable,
+        __file__,
+        "--target",
+        name,
+        "--launches",
+        str(launches),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    rows = [r for r in csv.reader(io.StringIO(done.stdout)) if r]
+    header = next((i for i, r in enumerate(rows) if "gpu__time_duration.sum" in r), None)
+    if header is None:
+        return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]}
+    col = rows[header].index("gpu__time_duration.sum")
+    unit = rows[header + 1][col]
+    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit, float("nan"))
+    kernel_col = rows[header].index("Kernel Name") if "Kernel Name" in rows[header] else None
+    # Several kernels per call are summed per call (launch order is stable).
+    values = [float(r[col].replace(",", "")) * scale for r in rows[header + 2 :]]
+    per_call = len(values) // launches if launches and len(values) >= launches else 1
+    calls = [sum(values[i * per_call : (i + 1) * per_call]) for i in range(len(values) // per_call)]
+    kernels = sorted({r[kernel_col] for r in rows[header + 2 :]}) if kernel_col is not None else []
+    return {
+        "median_ms": statistics.median(calls),
+        "launches": len(calls),
+        "kernels_per_call": per_call,
+        "kernels": kernels[:3],
+    }
+
+
+def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) -> dict[str, Any]:
+    import triton
+
+    call = make()
+    policy, flush = Policy.from_knobs(), Flusher()
+    repeats = [timed(lambda i: call(), policy, flush) for _ in range(5)]
+    medians = [r["median_ms"] for r in repeats]
+    row: dict[str, Any] = {
+        "target": name,
+        "rung_median_ms": medians[0],
+        "rung_rel_sem": repeats[0]["rel_sem"],
+        "rung_samples": repeats[0]["samples"],
+        "rung_medians_ms": medians,
+        "rung_spread": max(medians) / min(medians) - 1,
+        "do_bench_median_ms": float(triton.testing.do_bench(call, return_mode="median")),
+    }
+    start = time.perf_counter()
+    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=20.0)
+    row["plain_median_ms"], row["plain_samples"] = plain["median_ms"], plain["samples"]
+    row["plain_wall_s"] = time.perf_counter() - start
+    if medians[0] < 0.05:
+        row["graph_median_ms"] = graph_timed(lambda i: call(), policy, flush)["median_ms"]
+    if with_ncu:
+        ncu = ncu_median_ms(name)
+        row["ncu"] = ncu
+        if "median_ms" in ncu:
+            row["rung_vs_ncu"] = medians[0] / ncu["median_ms"] - 1
+            if "graph_median_ms" in row:
+                row["graph_vs_ncu"] = row["graph_median_ms"] / ncu["median_ms"] - 1
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--target")
+    ap.add_argument("--launches", type=int, default=7)
+    ap.add_argument("--no-ncu", action="store_true")
+    args = ap.parse_args()
+    if args.target:
+        child(args.target, args.launches)
+        return
+    rows = []
+    for name, make in targets():
+        row = measure(name, make, with_ncu=not args.no_ncu)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    doc = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "rows": rows,
+        "env": {k: v for k, v in os.environ.items() if k.startswith("RUNG_")},
+    }
+    if args.out:
+        args.out.write_text(json.dumps(doc, indent=1))
+
+
+if __name__ == "__main__":
+    main()

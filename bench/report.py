@@ -1,0 +1,109 @@
+"""Markdown tables from a gpu_suite.sh work folder: ladders, timings, roofline, fidelity.
+
+python bench/report.py WORK_DIR
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _rungs(solution: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in solution["rungs"]}
+
+
+def checks(work: Path) -> list[str]:
+    lines = [
+        "| problem | solution | verdict | case | median us | ±% | GB/s | TFLOP/s | % roofline | x ref | x compile |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for path in sorted(work.glob("check_*.json")):
+        if not path.stat().st_size:
+            continue
+        doc = json.loads(path.read_text())
+        for s in doc["solutions"]:
+            rungs = _rungs(s)
+            cases = rungs.get("bench", {}).get("metrics", {}).get("cases", [])
+            roof = {
+                json.dumps(c["case"]): c
+                for c in rungs.get("roofline", {}).get("metrics", {}).get("cases", [])
+            }
+            name = Path(s["path"]).name
+            if not cases:
+                bad = next((r for r in s["rungs"] if r["status"] in ("FAILED", "ERROR", "TIMEOUT")), None)
+                why = f"{bad['name']}: {bad['message'][:80]}" if bad else ""
+                lines.append(f"| {doc['problem']} | {name} | {s['verdict']} | {why} | | | | | | | |")
+            for c in cases:
+                r = roof.get(json.dumps(c["case"]), {})
+                pct = f"{r['pct_of_roofline']:.0%}" if r else ""
+                comp = f"{c['speedup_vs_compile']:.2f}" if "speedup_vs_compile" in c else ""
+                lines.append(
+                    f"| {doc['problem']} | {name} | {s['verdict']} | {c['case']} | {c['median_ms'] * 1e3:.1f} | "
+                    f"{c['sem_ms'] / c['mean_ms'] * 100:.2f} | {c.get('achieved_gbps', 0):.0f} | "
+                    f"{c.get('achieved_tflops', 0):.1f} | {pct} | {c['speedup_vs_reference']:.2f} | {comp} |"
+                )
+    return lines
+
+
+def time_to_verdict(work: Path) -> list[str]:
+    path = work / "ttv_softmax.json"
+    if not path.exists() or not path.stat().st_size:
+        return []
+    s = json.loads(path.read_text())["solutions"][0]
+    seconds = {r["name"]: r["seconds"] for r in s["rungs"]}
+    total = sum(v for k, v in seconds.items() if k != "compile")
+    parts = ", ".join(f"{k} {v:.2f}" for k, v in seconds.items() if v >= 0.01)
+    return [
+        f"Time to verdict, tuned softmax, load through roofline, compile excluded: **{total:.2f} s** ({parts})"
+    ]
+
+
+def fidelity(work: Path) -> list[str]:
+    path = work / "fidelity.json"
+    if not path.exists():
+        return []
+    doc = json.loads(path.read_text())
+    lines = [
+        f"Fidelity ({doc['device']}, torch {doc['torch']}, {doc['date']}):",
+        "",
+        "| kernel | rung us | ncu us | rung/ncu-1 | graph us | graph/ncu-1 | do_bench us | plain us | 5-run spread |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in doc["rows"]:
+        ncu = r.get("ncu", {})
+
+        def us(v: float | None) -> str:
+            return f"{v * 1e3:.2f}" if isinstance(v, (int, float)) else ""
+
+        def pct(v: float | None) -> str:
+            return f"{v:+.1%}" if isinstance(v, (int, float)) else ""
+
+        lines.append(
+            f"| {r['target']} | {us(r['rung_median_ms'])} | {us(ncu.get('median_ms'))} | {pct(r.get('rung_vs_ncu'))} | "
+            f"{us(r.get('graph_median_ms'))} | {pct(r.get('graph_vs_ncu'))} | {us(r['do_bench_median_ms'])} | "
+            f"{us(r['plain_median_ms'])} | {r['rung_spread']:.2%} |"
+        )
+    return lines
+
+
+def main() -> None:
+    work = Path(sys.argv[1])
+    device = work / "device.json"
+    if device.exists():
+        d = json.loads(device.read_text())["device"]
+        print(
+            f"Device: {d['name']} ({d['arch']}, driver {d['driver']}); ceilings:",
+            ", ".join(f"{k} {v:.1f}" for k, v in d["ceilings"].items() if isinstance(v, (int, float))),
+        )
+        print()
+    for block in (checks(work), time_to_verdict(work), fidelity(work)):
+        if block:
+            print("\n".join(block))
+            print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""On a CUDA device: bench, roofline and device ceilings, and their failure modes.
+
+Marked `gpu`; skipped, saying so, where no CUDA device is present (CI has none). Run them with
+`make test-gpu` or bench/gpu_suite.sh on a GPU machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rung import api
+from rung.spec import Status
+from tests.conftest import FIXTURES, PROBLEMS, rung_of
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine"),
+]
+VECTOR_ADD = PROBLEMS / "vector_add"
+
+
+def test_device_ceilings_are_measured_and_plausible(tmp_path):
+    dev = api.device(tmp_path)
+    assert dev.kind == "cuda" and dev.arch.startswith("sm_")
+    assert 500 < dev.ceilings["dram_gbps"] < 10_000
+    assert dev.ceilings["bf16_tensor_tflops"] > dev.ceilings["fp32_vector_tflops"] > 1
+
+
+def test_bench_and_roofline_on_the_tuned_vector_add(climb):
+    run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "correct" / "tuned.py")
+    assert run.ok, [(r.name, r.status.value, r.message) for r in run.rungs]
+    bench = rung_of(run, "bench")
+    assert bench.status == Status.OK
+    for case in bench.metrics["cases"]:
+        for key in ("median_ms", "mean_ms", "min_ms", "p20_ms", "p80_ms", "std_ms", "sem_ms", "samples"):
+            assert key in case, key
+        assert case["samples"] >= 10 and case["min_ms"] <= case["median_ms"] <= case["p80_ms"]
+        assert case["reference"]["median_ms"] > 0 and case["speedup_vs_reference_err"] >= 0
+        assert len(case["clocks"]) == 2 and "sm_mhz" in case["clocks"][0]
+        assert case["cupti"].get("kernels_per_call") == 1, case["cupti"]
+        assert case["input_sets"] >= 2
+    small = bench.metrics["cases"][0]
+    assert "graph" in small or small["median_ms"] >= 0.020
+    roof = rung_of(run, "roofline")
+    assert roof.status == Status.OK
+    assert all(c["bound"] == "memory" for c in roof.metrics["cases"])
+    assert 0.3 < roof.metrics["cases"][-1]["pct_of_roofline"] <= 1.05
+
+
+def test_a_kernel_wrong_at_benchmark_size_is_never_timed(climb):
+    run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "wrong" / "small_only.py")
+    assert rung_of(run, "scale").status == Status.FAILED
+    assert rung_of(run, "bench").status == Status.SKIPPED
+    assert rung_of(run, "bench").message == "needs scale, which is FAILED"
+
+
+def test_a_crash_under_timing_keeps_what_was_measured(climb):
+    run = climb(VECTOR_ADD, FIXTURES / "crash_while_timed.py")
+    bench = rung_of(run, "bench")
+    assert bench.status == Status.ERROR
+    assert "exited with code 9" in bench.message
+    assert len(bench.metrics["measured_before"]) == 2  # the 2^20 and 2^24 cases
+
+
+def test_an_implausible_cost_model_is_called_out(climb):
+    run = climb(FIXTURES / "lying_cost", FIXTURES / "lying_cost" / "solutions" / "copy.py")
+    roof = rung_of(run, "roofline")
+    assert roof.status == Status.FAILED
+    assert "likely a cost-model error" in roof.message
