@@ -22,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +33,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from rung.timing import Flusher, Policy, graph_timed, plain_protocol, timed  # noqa: E402
+from rung.rungs.bench import measure as rung_measure  # noqa: E402
+from rung.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
 
 NVTX = "rung_target"
 
@@ -47,7 +49,9 @@ def _load(path: Path, name: str) -> Any:
 
 def _problem_targets(problem: str, solution: str) -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
     folder = ROOT / "problems" / problem
-    out = []
+    out: list[tuple[str, Callable[[], Callable[[], Any]]]] = []
+    if not (folder / "problem.py").is_file():
+        return out
     for case in _load(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
 
         def make(case: dict[str, Any] = case) -> Callable[[], Any]:
@@ -147,11 +151,14 @@ def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) ->
 
     call = make()
     policy, flush = Policy.from_knobs(), Flusher()
-    repeats = [timed(lambda i: call(), policy, flush) for _ in range(5)]
+    trace = Path(tempfile.mkdtemp()) / "trace.json"
+    repeats = [rung_measure(lambda i: call(), policy, flush, trace) for _ in range(5)]
     medians = [r["median_ms"] for r in repeats]
     row: dict[str, Any] = {
         "target": name,
         "rung_median_ms": medians[0],
+        "rung_timing": repeats[0]["timing"],
+        "rung_event_median_ms": repeats[0].get("events", {}).get("median_ms"),
         "rung_rel_sem": repeats[0]["rel_sem"],
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
@@ -180,12 +187,15 @@ def main() -> None:
     ap.add_argument("--target")
     ap.add_argument("--launches", type=int, default=7)
     ap.add_argument("--no-ncu", action="store_true")
+    ap.add_argument("--only", default="", help="measure only targets whose name contains this")
     args = ap.parse_args()
     if args.target:
         child(args.target, args.launches)
         return
     rows = []
     for name, make in targets():
+        if args.only not in name:
+            continue
         row = measure(name, make, with_ncu=not args.no_ncu)
         rows.append(row)
         print(json.dumps(row), flush=True)

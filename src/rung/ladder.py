@@ -34,10 +34,8 @@ LADDER: tuple[RungSpec, ...] = (
     RungSpec(
         "scale", "every benchmark case (the timed sizes) against the reference", ("correct",), timeout_s=900
     ),
-    RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, pending="bench rung"),
-    RungSpec(
-        "roofline", "percent of the attainable time", ("bench",), needs_gpu=True, pending="roofline rung"
-    ),
+    RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, timeout_s=1800),
+    RungSpec("roofline", "percent of the attainable time", ("bench",), needs_gpu=True, in_controller=True),
     RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), in_controller=True),
     RungSpec("trace", "per-kernel GPU times of one call", ("run",), needs_gpu=True, pending="trace rung"),
     RungSpec(

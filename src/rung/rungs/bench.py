@@ -3,16 +3,15 @@
 For each case: several input sets at distinct addresses (rotated, so neither output caching nor
 L2 residency flatters the figure); the solution checked against the reference on the first set
 (a wrong case is not timed); then the solution, the reference and the baseline (torch.compile of
-the reference) timed by one protocol (`rung.timing`); a CUDA-graph figure for calls under 20 us;
-a CUPTI pass through torch.profiler giving per-kernel device time and launch gaps; the SM clock
-read at the start and end of sampling. Each finished case is appended to `bench/partial.jsonl`,
+the reference) each measured the same way (`measure`: event timing with an adaptive stop, then
+as many calls again under CUPTI, whose per-call device span is the headline figure); a CUDA-graph
+figure for calls under 20 us; the SM clock read at the start and end of sampling. Each finished case is appended to `bench/partial.jsonl`,
 so a crash later keeps what was measured.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,12 @@ from rung.clocks import Reading
 from rung.rungs.correct import check_inputs, trial_seed
 from rung.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
-from rung.stats import geomean, ratio
+from rung.stats import geomean, ratio, summary
 from rung.timing import Flusher, Policy, graph_timed, timed
 
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
-CUPTI_CALLS = 5
+CUPTI_MIN_CALLS, CUPTI_MAX_CALLS = 20, 300
 
 
 def bench(session: Any, params: dict[str, Any]) -> RungResult:
@@ -84,16 +83,16 @@ def _case(
         return session.problem.reference(sets[i % len(sets)])
 
     before = Reading.start()  # nvidia-smi samples while the solution warms up
-    sol = timed(solution, policy, flush)
+    sol = measure(solution, policy, flush, out_dir / f"case{index}.trace.json")
     after = Reading.start()  # ... and while the reference runs, right after the solution's samples
-    ref = timed(reference, policy, flush)
+    ref = measure(reference, policy, flush, out_dir / f"case{index}.reference.trace.json")
     clocks = [before.result(), after.result()]
-    r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
+    r: dict[str, Any] = {"case": case, "input_sets": len(sets), **sol, "clocks": clocks}
     r["throttled"] = any(c.get("throttled") for c in clocks)
-    r["reference"] = _public(ref)
+    r["reference"] = ref
     r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, sol)
     if str(knobs.get("RUNG_BASELINE")) == "compile":
-        r["compile"] = _baseline(session, sets, policy, flush)
+        r["compile"] = _baseline(session, sets, policy, flush, out_dir / f"case{index}.compile.trace.json")
         if "median_ms" in r["compile"]:
             r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], sol)
     if sol["median_ms"] < GRAPH_BELOW_MS:
@@ -104,9 +103,25 @@ def _case(
         seconds = sol["median_ms"] / 1e3
         r["achieved_gbps"] = cost["bytes"] / seconds / 1e9
         r["achieved_tflops"] = cost["flops"] / seconds / 1e12
-    trace = out_dir / f"case{index}.trace.json"
-    r["cupti"] = _guarded(lambda: cupti(solution, flush, trace))
-    return r, trace
+    return r, out_dir / f"case{index}.trace.json"
+
+
+def measure(call: Callable[[int], Any], policy: Policy, flush: Flusher, trace: Path) -> dict[str, Any]:
+    """Events first (they decide when the figure is sure enough), then as many calls again under
+    CUPTI: the headline figures are CUPTI's per-call device span (first kernel start to last kernel
+    end), which leaves out the launch latency every event pair includes; the event figures stay
+    under `events`. Where CUPTI gives nothing, the event figures are the headline."""
+    events = timed(call, policy, flush)
+    calls = max(CUPTI_MIN_CALLS, min(int(events["samples"]), CUPTI_MAX_CALLS))
+    try:
+        cu = cupti(call, flush, trace, calls)
+    except Exception as e:
+        cu = {"error": f"{type(e).__name__}: {e}"}
+    public = _public(events)
+    if "error" in cu:
+        return {**public, "timing": "events", "cupti_error": cu["error"]}
+    spans = cu.pop("spans_ms")
+    return {**summary(spans), "timing": "cupti", **cu, "events": public}
 
 
 def _rotation(inputs: tuple[Any, ...]) -> int:
@@ -133,48 +148,53 @@ def _guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return {"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
 
 
-def _baseline(session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher) -> dict[str, Any]:
+def _baseline(
+    session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher, trace: Path
+) -> dict[str, Any]:
     reference = session.problem.reference
 
     def eager(*inputs: Any) -> Any:
         return reference(inputs)
 
     compiled = torch.compile(eager)
-    return _guarded(lambda: _public(timed(lambda i: compiled(*sets[i % len(sets)]), policy, flush)))
+    return _guarded(lambda: measure(lambda i: compiled(*sets[i % len(sets)]), policy, flush, trace))
 
 
-def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path) -> dict[str, Any]:
-    """Per-call kernel time from CUPTI (torch.profiler): busy time, span, gaps, kernel names."""
+def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -> dict[str, Any]:
+    """`calls` flushed calls under torch.profiler: per-call device span, busy time, gaps, kernels."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for i in range(CUPTI_CALLS):
+        for i in range(calls):
             flush()
             with record_function("rung::call"):
                 call(i)
         torch.cuda.synchronize()
     prof.export_chrome_trace(str(trace))
     events = json.loads(trace.read_text()).get("traceEvents", [])
-    spans = [e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == "rung::call"]
-    kernels = [e for e in events if e.get("cat") == "kernel"]
+    kernels = sorted((float(e["ts"]), float(e["dur"]), e["name"]) for e in events if e.get("cat") == "kernel")
+    annotations = [
+        e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == "rung::call"
+    ]
+    if not annotations:
+        return {"error": "the trace has no GPU range for the call"}
+    spans, busy, names = [], [], []
+    for a in annotations:
+        lo, hi = float(a["ts"]), float(a["ts"]) + float(a["dur"])
+        inside = [k for k in kernels if lo <= k[0] < hi]
+        if not inside:
+            continue
+        spans.append((max(k[0] + k[1] for k in inside) - inside[0][0]) / 1e3)
+        busy.append(sum(k[1] for k in inside) / 1e3)
+        names.append([k[2] for k in inside])
     if not spans:
-        return {"error": "the trace has no GPU span for the call"}
-    busy, span_ms, names = [], [], []
-    for s in spans:
-        lo, hi = float(s["ts"]), float(s["ts"]) + float(s["dur"])
-        inside = [k for k in kernels if lo <= float(k["ts"]) < hi]
-        busy.append(sum(float(k["dur"]) for k in inside) / 1e3)
-        span_ms.append(float(s["dur"]) / 1e3)
-        names.append([k["name"] for k in inside])
-    busy.sort()
-    span_ms.sort()
-    median_busy, median_span = busy[len(busy) // 2], span_ms[len(span_ms) // 2]
+        return {"error": "no kernel ran inside the call's GPU range"}
     return {
-        "kernel_ms": median_busy,
-        "span_ms": median_span,
-        "gap_ms": max(0.0, median_span - median_busy),
+        "spans_ms": spans,
+        "kernel_ms": sorted(busy)[len(busy) // 2],
+        "gap_ms": max(0.0, sorted(spans)[len(spans) // 2] - sorted(busy)[len(busy) // 2]),
         "kernels_per_call": len(names[0]),
-        "kernels": sorted(set(n for ns in names for n in ns))[:10],
+        "kernels": sorted({n for ns in names for n in ns})[:10],
     }
 
 
@@ -189,7 +209,8 @@ def _line(r: dict[str, Any]) -> str:
         parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile")
     if "graph" in r and "median_ms" in r["graph"]:
         parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
-    cu = r.get("cupti", {})
-    if "kernel_ms" in cu and not math.isnan(cu["kernel_ms"]):
-        parts.append(f"cupti {cu['kernel_ms'] * 1e3:.1f} us in {cu['kernels_per_call']} kernel(s)")
+    if r.get("timing") == "cupti":
+        parts.append(f"{r['kernels_per_call']} kernel(s), events {r['events']['median_ms'] * 1e3:.1f} us")
+    else:
+        parts.append(f"events only: {r.get('cupti_error', '')}")
     return "  " + "; ".join(parts)
