@@ -101,7 +101,7 @@ def child(name: str, launches: int) -> None:
     torch.cuda.nvtx.range_pop()
 
 
-def ncu_median_ms(name: str, launches: int = 7) -> dict[str, Any]:
+def ncu_median_ms(name: str, launches: int = 5) -> dict[str, Any]:
     exe = shutil.which("ncu")
     if exe is None:
         return {"error": "ncu not found"}
@@ -131,10 +131,15 @@ def ncu_median_ms(name: str, launches: int = 7) -> dict[str, Any]:
         return {"error": (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]}
     col = rows[header].index("gpu__time_duration.sum")
     unit = rows[header + 1][col]
-    scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}.get(unit, float("nan"))
+    # Time units as ncu spells them (nsecond, usecond, msecond, second, or short forms), to ms.
+    u = unit.strip().lower()
+    prefixes = (("n", 1e-6), ("u", 1e-3), ("µ", 1e-3), ("m", 1.0), ("s", 1e3))
+    factor = next((f for prefix, f in prefixes if u.startswith(prefix)), None)
+    if factor is None:
+        return {"error": f"unknown unit {unit!r}", "raw": rows[header : header + 3]}
     kernel_col = rows[header].index("Kernel Name") if "Kernel Name" in rows[header] else None
     # Several kernels per call are summed per call (launch order is stable).
-    values = [float(r[col].replace(",", "")) * scale for r in rows[header + 2 :]]
+    values = [float(r[col].replace(",", "")) * factor for r in rows[header + 2 :] if r[col].strip()]
     per_call = len(values) // launches if launches and len(values) >= launches else 1
     calls = [sum(values[i * per_call : (i + 1) * per_call]) for i in range(len(values) // per_call)]
     kernels = sorted({r[kernel_col] for r in rows[header + 2 :]}) if kernel_col is not None else []
@@ -166,7 +171,7 @@ def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) ->
         "do_bench_median_ms": float(triton.testing.do_bench(call, return_mode="median")),
     }
     start = time.perf_counter()
-    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=20.0)
+    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=5.0)
     row["plain_median_ms"], row["plain_samples"] = plain["median_ms"], plain["samples"]
     row["plain_wall_s"] = time.perf_counter() - start
     if medians[0] < 0.05:

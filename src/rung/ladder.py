@@ -19,12 +19,17 @@ class RungSpec:
     timeout_s: float = 120.0
     pending: str = ""  # why it does not run yet, until its work lands
     in_controller: bool = False  # computed from earlier rungs' figures; runs no solution code
+    builds_only: bool = False  # runs in a worker of its own with Triton in JIT mode, never interpreted
 
 
 LADDER: tuple[RungSpec, ...] = (
     RungSpec("load", "import in a fresh worker; find custom_kernel; detect the backend", timeout_s=120),
     RungSpec(
-        "compile", "build every launched kernel for the target without running it", ("load",), timeout_s=300
+        "compile",
+        "build every launched kernel for the target without running it",
+        ("load",),
+        timeout_s=300,
+        builds_only=True,
     ),
     RungSpec("run", "one call: kind, shape, dtype, every element written, finite", ("load",), timeout_s=120),
     RungSpec(

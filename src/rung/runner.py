@@ -33,8 +33,11 @@ OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
 
 
-def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -> dict[str, Any]:
+def _hello(
+    problem_dir: Path, solution: Path | None, run_dir: Path, seed: int, interpret: bool = True
+) -> dict[str, Any]:
     return {
+        "interpret": interpret,
         "problem": str(problem_dir.resolve()),
         "solution": str(solution.resolve()) if solution else "",
         "run_dir": str(run_dir.resolve()),
@@ -109,19 +112,22 @@ def climb(
     solution = Solution.from_file(solution_path)
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment())
-    worker = Worker(
-        _hello(Path(problem.path), solution_path, store.run_dir(run.id), seed), store.run_dir(run.id)
-    )
+    run_dir = store.run_dir(run.id)
+    hello = _hello(Path(problem.path), solution_path, run_dir, seed)
+    worker = Worker(hello, run_dir)
+    # Without a GPU the main worker interprets Triton; building needs a worker in JIT mode.
+    builder = worker if device.kind == "cuda" else Worker({**hello, "interpret": False}, run_dir / "build")
     results: dict[str, RungResult] = {}
     try:
         for spec in LADDER:
-            result = _one(spec, results, device, worker)
+            result = _one(spec, results, device, builder if spec.builds_only else worker)
             results[spec.name] = result
             store.add_rung(run, result)
             if on_rung:
                 on_rung(run, result)
     finally:
         worker.close()
+        builder.close()
         store.finish(run)
     if on_run:
         on_run(run)

@@ -139,16 +139,14 @@ def _overwrite(inputs: Any, fresh: Any) -> None:
 
 
 def _stale(value: Any, expected: Any, precise: Any, old: list[torch.Tensor], session: Any) -> str:
+    """Fires only for a cached answer: wrong for the new values, and bit for bit the old output.
+    A merely wrong answer is the correct rung's to report."""
     try:
         got_list = [g for g, _ in matched(value, expected)]
     except Failed as e:
         return f"after new values at the same addresses: {e.message}"
     for got, ref, before in zip(got_list, tensors(precise) or [], old, strict=False):
         c = compare(got, ref, Tolerance.for_dtype(str(got.dtype), session.problem.tolerance))
-        if not c.ok:
-            if not bool(_bits_differ(got, before).any()):
-                return (
-                    "new values written into the same input tensors gave the previous answer (output cached)"
-                )
-            return f"new values at the same addresses gave a wrong answer: {c.message}"
+        if not c.ok and got.shape == before.shape and not bool(_bits_differ(got, before).any()):
+            return "new values written into the same input tensors gave the previous answer (output cached)"
     return ""

@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
 
     from rung.worker.session import configure_process
 
-    configure_process(int(hello.get("cpu_memory_mb", 0)))
+    configure_process(int(hello.get("cpu_memory_mb", 0)), interpret=bool(hello.get("interpret", True)))
 
     from rung.worker.session import Session
 

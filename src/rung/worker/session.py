@@ -145,10 +145,13 @@ def clone_tree(obj: Any) -> Any:
     return _map_tensors(obj, _clone)
 
 
-def configure_process(cpu_memory_mb: int) -> None:
-    """Before any solution code: the interpreter on CPU-only machines, a memory cap there too."""
+def configure_process(cpu_memory_mb: int, interpret: bool) -> None:
+    """Before any solution code, on CPU-only machines: Triton's interpreter (unless this worker
+    only builds kernels: Triton's own @jit helpers such as tl.max must then stay compilable) and
+    a memory cap."""
     if not torch.cuda.is_available():
-        os.environ["TRITON_INTERPRET"] = "1"
+        if interpret:
+            os.environ["TRITON_INTERPRET"] = "1"
         if cpu_memory_mb > 0 and sys.platform.startswith("linux"):
             import resource
 

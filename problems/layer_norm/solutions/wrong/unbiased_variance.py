@@ -1,0 +1,25 @@
+"""Wrong: divides the squared deviations by cols - 1 (the unbiased estimator) instead of cols."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def layer_norm_kernel(x_ptr, w_ptr, b_ptr, out_ptr, cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(x_ptr + row * cols + offs, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / cols
+    d = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(d * d, axis=0) / (cols - 1)
+    y = d / tl.sqrt(var + eps) * tl.load(w_ptr + offs, mask=mask) + tl.load(b_ptr + offs, mask=mask)
+    tl.store(out_ptr + row * cols + offs, y, mask=mask)
+
+
+def custom_kernel(x, weight, bias):
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    layer_norm_kernel[(rows,)](x, weight, bias, out, cols, 1e-5, BLOCK=triton.next_power_of_2(cols))
+    return out
