@@ -171,7 +171,7 @@ def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) ->
         "do_bench_median_ms": float(triton.testing.do_bench(call, return_mode="median")),
     }
     start = time.perf_counter()
-    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=5.0)
+    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=3.0)
     row["plain_median_ms"], row["plain_samples"] = plain["median_ms"], plain["samples"]
     row["plain_wall_s"] = time.perf_counter() - start
     if medians[0] < 0.05:
