@@ -44,7 +44,9 @@ class Policy:
 
 
 class Flusher:
-    """Writes a buffer twice the size of the device's L2 to evict everything from it."""
+    """Writes a buffer twice the size of the device's L2, then reads it back: the write evicts
+    everything; the read makes what stays in L2 clean, so no write-back of the flush's own dirty
+    lines lands inside the next timed call (measured on an H200: +7% on a 50 us copy without it)."""
 
     def __init__(self) -> None:
         props = torch.cuda.get_device_properties(0)
@@ -53,6 +55,7 @@ class Flusher:
 
     def __call__(self) -> None:
         self.buffer.zero_()
+        self.buffer.max()
 
 
 def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
