@@ -22,19 +22,26 @@ def test_store_is_sqlite_in_wal_mode(tmp_path):
     assert {"problems", "solutions", "runs", "rungs"} <= tables
 
 
-def test_a_killed_run_keeps_its_finished_rungs(tmp_path):
-    tiny = FIXTURES / "tiny"
+TINY = FIXTURES / "tiny"
+
+
+def start_hanging_check(workspace):
+    """`rung check` on a solution that hangs in `run`, in the background."""
     cmd = [
         sys.executable,
         "-m",
         "rung",
         "check",
-        str(tiny),
-        str(tiny / "solutions" / "hang.py"),
+        str(TINY),
+        str(TINY / "solutions" / "hang.py"),
         "-w",
-        str(tmp_path),
+        str(workspace),
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_a_killed_run_keeps_its_finished_rungs(tmp_path):
+    proc = start_hanging_check(tmp_path)
     db_path = tmp_path / ".rung" / "rung.db"
     deadline = time.monotonic() + 120
     names: list[str] = []
@@ -63,7 +70,7 @@ def test_a_killed_run_keeps_its_finished_rungs(tmp_path):
     # A later run in the same store starts cleanly beside the unfinished one.
     assert run.id == 1
     out = subprocess.run(
-        [sys.executable, "-m", "rung", "history", str(tiny), "-w", str(tmp_path)],
+        [sys.executable, "-m", "rung", "history", str(TINY), "-w", str(tmp_path)],
         capture_output=True,
         text=True,
     )
@@ -71,18 +78,7 @@ def test_a_killed_run_keeps_its_finished_rungs(tmp_path):
 
 
 def test_worker_dies_with_a_killed_controller(tmp_path):
-    tiny = FIXTURES / "tiny"
-    cmd = [
-        sys.executable,
-        "-m",
-        "rung",
-        "check",
-        str(tiny),
-        str(tiny / "solutions" / "hang.py"),
-        "-w",
-        str(tmp_path),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_hanging_check(tmp_path)
     time.sleep(12)
     workers = _workers_of(proc.pid)
     proc.send_signal(signal.SIGKILL)
