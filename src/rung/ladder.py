@@ -49,10 +49,3 @@ LADDER: tuple[RungSpec, ...] = (
 )
 
 NAMES = tuple(r.name for r in LADDER)
-
-
-def by_name(name: str) -> RungSpec:
-    for r in LADDER:
-        if r.name == name:
-            return r
-    raise KeyError(name)

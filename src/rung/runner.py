@@ -33,11 +33,9 @@ OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
 
 
-def _hello(
-    problem_dir: Path, solution: Path | None, run_dir: Path, seed: int, interpret: bool = True
-) -> dict[str, Any]:
+def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -> dict[str, Any]:
     return {
-        "interpret": interpret,
+        "interpret": True,
         "problem": str(problem_dir.resolve()),
         "solution": str(solution.resolve()) if solution else "",
         "run_dir": str(run_dir.resolve()),
@@ -47,20 +45,26 @@ def _hello(
     }
 
 
+def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, Any]:
+    """One request to a fresh worker that holds no solution."""
+    worker = Worker(_hello(folder, None, scratch, 0), scratch)
+    try:
+        return worker.call(op, {}, timeout_s)
+    finally:
+        worker.close()
+
+
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     """Load the problem in a worker: its cases and this machine's device, or ProblemError."""
     if not problem_dir.is_dir():
         raise ProblemError(f"{problem_dir}: no such folder")
-    worker = Worker(_hello(problem_dir, None, scratch, 0), scratch)
     try:
-        reply = worker.call("describe", {}, timeout_s=120)
+        reply = _ask(problem_dir, scratch, "describe", 120)
     except (WorkerCrashed, WorkerTimedOut) as e:
-        tail = getattr(e, "stderr_tail", "").strip().splitlines()
+        tail = e.stderr_tail.strip().splitlines()
         raise ProblemError(
             f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
         ) from None
-    finally:
-        worker.close()
     if "error" in reply:
         raise ProblemError(reply["error"])
     device = Device(**reply["device"])
@@ -71,11 +75,7 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:
     """This machine's device, asked of a worker, with its ceilings where it is a GPU."""
-    worker = Worker(_hello(Path.cwd(), None, scratch, 0), scratch)
-    try:
-        device = Device(**worker.call("device", {}, timeout_s=120)["device"])
-    finally:
-        worker.close()
+    device = Device(**_ask(Path.cwd(), scratch, "device", 120)["device"])
     if device.kind == "cuda":
         device.ceilings = device_ceilings(device, scratch, remeasure)
     return device
@@ -86,13 +86,9 @@ def device_ceilings(device: Device, scratch: Path, remeasure: bool = False) -> d
     known = None if remeasure else devices.cached(device)
     if known is not None:
         return known
-    worker = Worker(_hello(Path.cwd(), None, scratch, 0), scratch)
-    try:
-        reply = worker.call("ceilings", {}, timeout_s=600)
-    finally:
-        worker.close()
-    devices.remember(device, reply["ceilings"])
-    return dict(reply["ceilings"])
+    ceilings = dict(_ask(Path.cwd(), scratch, "ceilings", 600)["ceilings"])
+    devices.remember(device, ceilings)
+    return ceilings
 
 
 def new_seed() -> int:

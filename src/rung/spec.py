@@ -70,10 +70,6 @@ class Solution:
         data = Path(path).read_bytes()
         return cls(path=str(path), sha256=hashlib.sha256(data).hexdigest(), parent=parent)
 
-    @property
-    def short(self) -> str:
-        return self.sha256[:10]
-
 
 @dataclass
 class RungResult:

@@ -37,11 +37,4 @@ def detect(source: str) -> types.ModuleType:
     return torch_backend
 
 
-def by_name(name: str) -> types.ModuleType:
-    for backend in REGISTRY:
-        if backend.BACKEND.value == name:
-            return backend
-    raise KeyError(name)
-
-
-__all__ = ["REGISTRY", "Backend", "by_name", "detect", "imported_modules"]
+__all__ = ["REGISTRY", "Backend", "detect", "imported_modules"]
