@@ -50,7 +50,7 @@ def history(problem: str | Path, workspace: str | Path | None = None) -> list[Ru
     p = Path(problem)
     store = _open(workspace)
     try:
-        return store.runs(p.resolve().name if p.exists() else p.name)
+        return store.runs(p.stem if p.is_file() else p.resolve().name if p.exists() else p.name)
     finally:
         store.close()
 

@@ -41,7 +41,7 @@ def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -
         "run_dir": str(run_dir.resolve()),
         "seed": seed,
         "cpu_memory_mb": int(knobs.get("RUNG_WORKER_MEMORY_MB")),
-        "cwd": str(problem_dir.resolve()),
+        "cwd": str(problem_dir.resolve() if problem_dir.is_dir() else problem_dir.resolve().parent),
     }
 
 
@@ -56,8 +56,8 @@ def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, An
 
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     """Load the problem in a worker: its cases and this machine's device, or ProblemError."""
-    if not problem_dir.is_dir():
-        raise ProblemError(f"{problem_dir}: no such folder")
+    if not problem_dir.exists():
+        raise ProblemError(f"{problem_dir}: no such folder or file")
     try:
         reply = _ask(problem_dir, scratch, "describe", 120)
     except (WorkerCrashed, WorkerTimedOut) as e:

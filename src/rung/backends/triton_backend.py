@@ -69,7 +69,7 @@ def compile_solution(
 ) -> list[BuiltKernel]:
     """Build every kernel one call of the solution launches, for `arch`; write the stages to `out_dir`.
 
-    `call(module)` must call the freshly imported module's `custom_kernel` on a small case.
+    `call(module)` must call the freshly imported module's entry point once.
     """
     import triton
 

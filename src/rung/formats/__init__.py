@@ -9,17 +9,24 @@ from pathlib import Path
 
 from rung.errors import ProblemError
 from rung.formats.base import LoadedProblem
+from rung.formats.gpumode import GpuModeProblem
+from rung.formats.kernelbench import KernelBenchProblem
 from rung.formats.native import NativeProblem
 
 
 def load_problem(path: str | Path) -> LoadedProblem:
-    """The problem at `path`, in whichever format it is written."""
-    folder = Path(path)
-    if not folder.is_dir():
-        raise ProblemError(f"{folder}: not a folder")
-    if (folder / "problem.py").is_file():
-        return NativeProblem(folder)
-    raise ProblemError(f"{folder}: no problem.py (not a rung problem folder)")
+    """The problem at `path`, in whichever format it is written: a folder with problem.py (rung's
+    own), a folder with reference.py (GPU MODE), or one .py file (KernelBench)."""
+    where = Path(path)
+    if where.is_file() and where.suffix == ".py":
+        return KernelBenchProblem(where)
+    if not where.is_dir():
+        raise ProblemError(f"{where}: neither a problem folder nor a KernelBench .py file")
+    if (where / "problem.py").is_file():
+        return NativeProblem(where)
+    if (where / "reference.py").is_file() or (where / "task.yml").is_file():
+        return GpuModeProblem(where)
+    raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
 
 
 __all__ = ["LoadedProblem", "load_problem"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,23 @@ class LoadedProblem:
     benchmarks: list[dict[str, Any]] = field(default_factory=list)
     tolerance: dict[str, float] = field(default_factory=dict)
     upcast_reference: bool = True
+    entry_name: str = "custom_kernel"  # what a solution must define
+    meta_inputs: bool = True  # inputs(case, seed, "meta") works: shapes without data
+    output_leaves: set[int] = field(
+        default_factory=set
+    )  # input tensors that are outputs (destination passing)
+
+    def entry(self, module: types.ModuleType) -> Callable[..., Any]:
+        """The callable each call of the ladder invokes with a case's inputs."""
+        return getattr(module, self.entry_name)
+
+    def listed_seed(self, case: dict[str, Any]) -> int | None:
+        """The seed the problem itself lists for `case`, checked besides the fresh ones."""
+        return None
+
+    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
+        """The problem's own verdict on an output, where it has one; None lets rung's comparison decide."""
+        return None
 
     def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
         """The solution's positional arguments for `case`, drawn from `seed` on `device`."""

@@ -38,7 +38,10 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         try:
             inputs = session.inputs(case, session.seed, device=device)
             built = backend.compile_solution(
-                session.solution_path, lambda m, inputs=inputs: m.custom_kernel(*inputs), arch, out_dir
+                session.solution_path,
+                lambda m, inputs=inputs: session.problem.entry(m)(*inputs),
+                arch,
+                out_dir,
             )
             break
         except backend.CompileFailed as e:
@@ -47,7 +50,9 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
             if device != "meta":
                 raise
     if not built:
-        raise Failed(f"no {backend.BACKEND.value} kernel was launched by custom_kernel on {case}")
+        raise Failed(
+            f"no {backend.BACKEND.value} kernel was launched by {session.problem.entry_name} on {case}"
+        )
     kernels = [{**{k: getattr(b, k) for k in FIGURES}, "constexprs": b.constexprs} for b in built]
     metrics = {
         "arch": arch,
@@ -71,7 +76,7 @@ def _cases(session: Any) -> list[tuple[dict[str, Any], str]]:
     """(case, device) to try in order: the largest benchmark on meta, then the first test for real."""
     problem = session.problem
     options = []
-    if problem.benchmarks:
+    if problem.benchmarks and problem.meta_inputs:
         largest = max(problem.benchmarks, key=lambda c: (problem.cost(c) or {}).get("bytes", 0))
         options.append((largest, "meta"))
     options.append((problem.tests[0], session.device))

@@ -20,7 +20,7 @@ from rung.rungs.outcome import Failed
 from rung.rungs.outputs import matched, tensors
 from rung.spec import Backend, RungResult, Status
 from rung.tolerance import Tolerance
-from rung.worker.session import clone_tree
+from rung.worker.trees import clone_tree, leaves
 
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
@@ -42,8 +42,9 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     pairs = matched(first.value, expected)
     outs = [g for g, _ in pairs]
 
-    verdict("inputs_unchanged", _mutated(snapshot, inputs))
-    verdict("no_alias", _aliased(outs, inputs))
+    skip = session.problem.output_leaves  # destination passing: those inputs are the outputs
+    verdict("inputs_unchanged", _mutated(snapshot, inputs, skip))
+    verdict("no_alias", _aliased(outs, inputs, skip))
     verdict(
         "plain_tensor",
         "; ".join(
@@ -81,16 +82,6 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     return RungResult("guard", Status.OK, f"{len(checks)} checks passed", metrics)
 
 
-def _leaves(obj: Any) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (tuple, list)):
-        return [t for o in obj for t in _leaves(o)]
-    if isinstance(obj, dict):
-        return [t for o in obj.values() for t in _leaves(o)]
-    return []
-
-
 def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Element mask where a and b differ, comparing NaNs by bits rather than by value."""
     if a.is_floating_point():
@@ -98,8 +89,10 @@ def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a != b
 
 
-def _mutated(snapshot: Any, inputs: Any) -> str:
-    for i, (before, after) in enumerate(zip(_leaves(snapshot), _leaves(inputs), strict=False)):
+def _mutated(snapshot: Any, inputs: Any, skip: set[int]) -> str:
+    for i, (before, after) in enumerate(zip(leaves(snapshot), leaves(inputs), strict=False)):
+        if i in skip:
+            continue
         changed = _bits_differ(before, after)
         if bool(changed.any()):
             at = tuple(int(x) for x in changed.nonzero()[0])
@@ -107,14 +100,16 @@ def _mutated(snapshot: Any, inputs: Any) -> str:
     return ""
 
 
-def _aliased(outs: list[torch.Tensor], inputs: Any) -> str:
+def _aliased(outs: list[torch.Tensor], inputs: Any, skip: set[int]) -> str:
     def span(t: torch.Tensor) -> tuple[int, int]:
         s = t.untyped_storage()
         return s.data_ptr(), s.data_ptr() + s.nbytes()
 
     for j, o in enumerate(outs):
         lo, hi = span(o)
-        for i, t in enumerate(_leaves(inputs)):
+        for i, t in enumerate(leaves(inputs)):
+            if i in skip:
+                continue
             a, b = span(t)
             if t.device == o.device and lo < b and a < hi:
                 return f"output {j} shares memory with input {i}"
@@ -133,7 +128,7 @@ def _differs(first: list[torch.Tensor], again: list[torch.Tensor]) -> str:
 
 def _overwrite(inputs: Any, fresh: Any) -> None:
     """Write the fresh case's values into the original input tensors (same addresses)."""
-    for target, new in zip(_leaves(inputs), _leaves(fresh), strict=False):
+    for target, new in zip(leaves(inputs), leaves(fresh), strict=False):
         if target.shape == new.shape:
             target.copy_(new)
 

@@ -1,4 +1,5 @@
-"""load: import the solution in the worker, find `custom_kernel`, detect its backend."""
+"""load: import the solution in the worker, find its entry point (`custom_kernel`, or `ModelNew` for
+KernelBench problems), detect its backend."""
 
 from __future__ import annotations
 
@@ -18,16 +19,15 @@ def load(session: Any, params: dict[str, Any]) -> RungResult:
         raise Failed(f"SyntaxError at {path.name}:{e.lineno}: {e.msg}") from None
     backend = backends.detect(source).BACKEND.value
     module = session.module
-    fn = getattr(module, "custom_kernel", None)
+    name = session.problem.entry_name
+    fn = getattr(module, name, None)
     if fn is None:
-        raise Failed(f"{path.name} defines no custom_kernel", {"backend": backend})
+        raise Failed(f"{path.name} defines no {name}", {"backend": backend})
     if not callable(fn):
-        raise Failed(
-            f"custom_kernel in {path.name} is a {type(fn).__name__}, not a function", {"backend": backend}
-        )
+        raise Failed(f"{name} in {path.name} is a {type(fn).__name__}, not callable", {"backend": backend})
     return RungResult(
         "load",
         Status.OK,
-        f"custom_kernel found in {path.name}",
+        f"{name} found in {path.name}",
         {"backend": backend, "device": session.device},
     )

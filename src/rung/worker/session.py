@@ -20,6 +20,7 @@ import torch
 from rung.formats import LoadedProblem, load_problem
 from rung.formats.base import import_file
 from rung.worker.poison import poisoned_allocations
+from rung.worker.trees import clone_tree, map_tensors
 
 # Functions a solution must leave alone: rung and its users time and check with them.
 WATCHED = {
@@ -53,6 +54,7 @@ class Session:
         self.watched = {name: get() for name, get in WATCHED.items()}
         self._problem: LoadedProblem | None = None
         self._module: Any = None
+        self._entry: Any = None
 
     @property
     def problem(self) -> LoadedProblem:
@@ -67,19 +69,26 @@ class Session:
             self._module = import_file(self.solution_path, "rung_solution")
         return self._module
 
+    @property
+    def entry(self) -> Any:
+        """The solution's callable (custom_kernel, or a ModelNew built once), as the problem's format says."""
+        if self._entry is None:
+            self._entry = self.problem.entry(self.module)
+        return self._entry
+
     def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
         return self.problem.inputs(case, seed, device or self.device)
 
     def reference(self, inputs: tuple[Any, ...], precise: bool) -> Any:
         """The reference output: on float64 copies when `precise` (and allowed), else as given."""
         upcast = precise and self.problem.upcast_reference
-        out = self.problem.reference(_map_tensors(inputs, _float64 if upcast else _clone))
+        out = self.problem.reference(map_tensors(inputs, _float64) if upcast else clone_tree(inputs))
         self.sync()
         return out
 
     def call(self, inputs: tuple[Any, ...]) -> Output:
-        """One call of `custom_kernel(*inputs)`, outputs poisoned where it allocates them."""
-        fn = self.module.custom_kernel
+        """One call of the solution on `inputs`, outputs poisoned where it allocates them."""
+        fn = self.entry
         before = self.launches.count if self.launches else 0
         start = time.perf_counter()
         with poisoned_allocations():
@@ -121,28 +130,8 @@ def _install_launch_counter() -> Any:
     return launches
 
 
-def _clone(t: torch.Tensor) -> torch.Tensor:
-    return t.clone()
-
-
 def _float64(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.float64) if t.is_floating_point() else t.clone()
-
-
-def _map_tensors(obj: Any, fn: Any) -> Any:
-    if isinstance(obj, torch.Tensor):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        return tuple(_map_tensors(o, fn) for o in obj)
-    if isinstance(obj, list):
-        return [_map_tensors(o, fn) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _map_tensors(v, fn) for k, v in obj.items()}
-    return obj
-
-
-def clone_tree(obj: Any) -> Any:
-    return _map_tensors(obj, _clone)
 
 
 def configure_process(cpu_memory_mb: int, interpret: bool) -> None:

@@ -1,0 +1,110 @@
+"""GPU MODE folders and KernelBench files climb the same ladder; their bad inputs are one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rung import runner
+from rung.errors import ProblemError
+from rung.spec import Status
+from tests.conftest import FIXTURES, rung_of
+
+GPUMODE = FIXTURES / "gpumode"
+KERNELBENCH = FIXTURES / "kernelbench"
+
+
+@pytest.mark.parametrize(
+    ("problem", "solution", "verdict", "says"),
+    [
+        ("vectorsum", "vectorsum_triton.py", "PASS", ""),
+        ("vectorsum", "vectorsum_half.py", "FAIL at correct", "the problem's own check: 1 mismatches"),
+        ("grayscale", "grayscale_torch.py", "PASS", ""),
+        ("grayscale", "grayscale_equal_weights.py", "FAIL at correct", "the problem's own check"),
+        ("matmul", "matmul_torch.py", "PASS", ""),
+        ("matmul", "matmul_transposed.py", "FAIL at correct", "the problem's own check"),
+    ],
+)
+def test_gpumode_verdicts_follow_check_implementation(climb, problem, solution, verdict, says):
+    run = climb(GPUMODE / problem, GPUMODE / "submissions" / solution)
+    assert run.verdict == verdict, [(r.name, r.status.value, r.message) for r in run.rungs]
+    if says:
+        assert says in rung_of(run, "correct").message
+    else:
+        assert rung_of(run, "scale").status == Status.OK
+        assert "max_abs_err" in rung_of(run, "correct").metrics  # rung's own figures beside the verdict
+
+
+def test_gpumode_destination_passing_output_is_poisoned_and_exempt_from_the_guard(climb):
+    run = climb(GPUMODE / "vectorsum", GPUMODE / "submissions" / "vectorsum_triton.py")
+    guard = rung_of(run, "guard")
+    assert guard.status == Status.OK, guard.message  # writing the preallocated output is the contract
+    assert rung_of(run, "compile").status == Status.OK
+
+
+def test_gpumode_listed_seed_is_checked_besides_fresh_ones(climb):
+    run = climb(GPUMODE / "vectorsum", GPUMODE / "submissions" / "vectorsum_half.py")
+    assert "(seed 11)" in rung_of(run, "correct").message  # the first trial uses task.yml's seed
+
+
+@pytest.mark.parametrize(
+    ("problem", "solution", "verdict"),
+    [
+        ("relu.py", "relu_triton.py", "PASS"),
+        ("relu.py", "relu_leaky.py", "FAIL at correct"),
+        ("softmax.py", "softmax_torch.py", "PASS"),
+        ("matmul.py", "matmul_linear.py", "PASS"),
+        ("matmul.py", "matmul_fresh_weights.py", "FAIL at correct"),
+    ],
+)
+def test_kernelbench_verdicts(climb, problem, solution, verdict):
+    run = climb(KERNELBENCH / problem, KERNELBENCH / "solutions" / solution)
+    assert run.verdict == verdict, [(r.name, r.status.value, r.message) for r in run.rungs]
+
+
+def test_kernelbench_triton_solution_compiles_and_launches(climb):
+    run = climb(KERNELBENCH / "relu.py", KERNELBENCH / "solutions" / "relu_triton.py")
+    assert rung_of(run, "compile").status == Status.OK
+    assert rung_of(run, "guard").metrics["checks"]["kernel_launched"] == "ok"
+
+
+def test_kernelbench_solution_without_model_new(climb):
+    run = climb(KERNELBENCH / "relu.py", KERNELBENCH / "solutions" / "no_model_new.py")
+    load = rung_of(run, "load")
+    assert load.status == Status.FAILED and load.message == "no_model_new.py defines no ModelNew"
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        (FIXTURES / "gpumode_bad" / "no_task", "no task.yml"),
+        (FIXTURES / "gpumode_bad" / "not_yaml", "task.yml: not YAML"),
+        (FIXTURES / "gpumode_bad" / "no_tests", "task.yml: has no tests:"),
+        (KERNELBENCH / "no_model.py", "defines no Model"),
+    ],
+)
+def test_bad_format_inputs_are_one_line(tmp_path, where, says):
+    with pytest.raises(ProblemError) as e:
+        runner.describe(where, tmp_path)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_bad_gpumode_folder_exits_two_from_the_cli(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rung",
+            "check",
+            str(FIXTURES / "gpumode_bad" / "no_task"),
+            str(GPUMODE / "submissions" / "matmul_torch.py"),
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "no task.yml" in done.stderr and "Traceback" not in done.stderr
