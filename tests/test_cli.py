@@ -75,3 +75,20 @@ def test_history_and_show(tmp_path):
     assert "ValueError: kernel exploded on purpose" in rung("show", "2", "-w", str(tmp_path)).stdout
     missing = rung("show", "99", "-w", str(tmp_path))
     assert missing.returncode == 2 and "no run 99" in missing.stderr
+
+
+def test_init_and_new_give_a_problem_that_climbs(tmp_path):
+    assert rung("init", str(tmp_path)).returncode == 0
+    for name in ("AGENTS.md", "CLAUDE.md", "context/README.md", ".rung/rung.db"):
+        assert (tmp_path / name).exists(), name
+    assert "rung check" in (tmp_path / "AGENTS.md").read_text()
+    assert rung("new", "scale_shift", cwd=tmp_path).returncode == 0
+    folder = tmp_path / "problems" / "scale_shift"
+    done = rung(
+        "check", str(folder), str(folder / "solutions/correct/torch_first.py"), "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["solutions"][0]["verdict"] == "PASS"
+    again = rung("new", "scale_shift", cwd=tmp_path)
+    assert again.returncode == 2 and "already exists" in again.stderr
+    assert rung("new", "Bad-Name", cwd=tmp_path).returncode == 2

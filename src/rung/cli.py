@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from rung import api, render
+from rung import api, render, scaffold
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
@@ -100,6 +100,28 @@ def device(
         print(dumps({"schema": SCHEMA, "device": dev}))
         return
     out.print(render.device(dev))
+
+
+@app.command()
+def init(
+    folder: Annotated[Path, typer.Argument(help="Workspace folder (created if missing).")] = Path("."),
+) -> None:
+    """A workspace for a coding agent: .rung/, problems/, context/, AGENTS.md (the loop), CLAUDE.md."""
+    for path in scaffold.init_workspace(folder):
+        out.print(f"created {path}")
+    out.print(f"next: rung new NAME, then rung check {folder / 'problems' / 'NAME'} <solution.py>")
+
+
+@app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="Problem name: lower case, digits, underscores.")],
+    problems: Annotated[Path, typer.Option("--problems", help="Folder of problems.")] = Path("problems"),
+) -> None:
+    """A problem folder that already climbs the ladder (reference, shapes, cost model, a first solution)."""
+    folder = scaffold.new_problem(problems, name)
+    out.print(
+        f"created {folder}: edit problem.py, then rung check {folder} {folder}/solutions/correct/torch_first.py"
+    )
 
 
 @app.command()

@@ -1,0 +1,133 @@
+"""`rung init` and `rung new`: a workspace ready for a coding agent, and a problem to start from.
+
+A workspace is `.rung/` (the store), `problems/`, `context/` (documentation and example code the
+agent may search: a CUTLASS clone, the PTX ISA, DSL sources), an `AGENTS.md` that teaches the
+loop, and a `CLAUDE.md` pointing to it. A new problem is a folder that already climbs the
+ladder: a reference, shapes, a cost model and a first solution, to be edited.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rung.errors import UsageError
+from rung.store import Store
+
+AGENTS_MD = """\
+# Writing GPU kernels here, with rung
+
+This workspace is checked by rung, a ladder of named checks every kernel version climbs: load,
+compile, run, guard, correct, scale, bench, roofline, dump (and trace, profile later).
+
+## The loop
+
+1. Pick the problem: `problems/<name>/problem.py` holds the reference, the test and benchmark
+   shapes, the tolerance and the cost model. Never edit it to make a kernel pass.
+2. Write a version as a new file, `problems/<name>/solutions/<your-name>/vN.py`, defining
+   `custom_kernel(*inputs)` (Triton, CUDA through torch extensions, or PyTorch). Keep every
+   version; write the next one from the last one's feedback.
+3. Check it, one command:
+
+       rung check problems/<name> problems/<name>/solutions/<your-name>/vN.py --json
+
+   One JSON object: `solutions[0].ok`, `.verdict` ("PASS" or "FAIL at <rung>"), and `.rungs`, each
+   with `name`, `status` (OK, FAILED, ERROR, TIMEOUT, SKIPPED), `message` (what failed and where:
+   first mismatching indices with got and expected, the guard that fired, the compiler's lines),
+   `metrics` and `artifacts` (TTIR, PTX, SASS, CUPTI traces under `.rung/runs/<id>/`).
+4. Read before you change: `compile` gives registers, shared memory and spills; `dump` says
+   whether loads are 16 bytes wide and whether the tensor cores (HGMMA) are used; `bench` gives
+   the median per benchmark case with its standard error; `roofline` says how far that is from
+   the hardware's limit and whether the case is memory- or compute-bound.
+5. A fast but wrong kernel is worthless: a version that fails any rung is not an improvement,
+   whatever it measures. Do not special-case the test shapes, cache outputs, touch the inputs,
+   or call the reference: the guard rung looks for exactly that.
+
+## When to stop
+
+Stop when `roofline` says "at roofline" for every case, when two versions in a row gain less
+than their measured spread, or when the person you work for is satisfied. `rung history
+problems/<name>` lists every version with its verdict; `rung show <run>` shows one in full.
+
+## Context
+
+`context/` holds documentation and example code for the kernel languages (put a CUTLASS clone,
+the PTX ISA, or notes there). Search it before guessing an API.
+"""
+
+CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"
+
+CONTEXT_README = """\
+Documentation and example code an agent may read while writing kernels: a clone of NVIDIA's
+CUTLASS (CuTe layouts, copy and MMA atoms, example kernels), the PTX ISA, DSL sources.
+"""
+
+PROBLEM_TEMPLATE = '''\
+"""{title}: out = x * scale + shift, for an fp32 vector. Replace with your operation.
+
+Say here what the operation is, what bounds it (memory or compute), and its bytes and FLOPs.
+"""
+
+import torch
+
+TESTS = [{{"n": 1}}, {{"n": 1000}}, {{"n": 4097}}]
+BENCHMARKS = [{{"n": 2**20}}, {{"n": 2**26}}]
+
+
+def generate_input(seed: int, device: str, n: int) -> tuple[torch.Tensor, float, float]:
+    g = torch.Generator(device="cuda" if device.startswith("cuda") else "cpu").manual_seed(seed)
+    return torch.randn(n, generator=g, device=device), 1.5, -0.25
+
+
+def reference(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    return x * scale + shift
+
+
+def cost(n: int) -> dict[str, int]:
+    return {{"flops": 2 * n, "bytes": 8 * n}}
+'''
+
+FIRST_SOLUTION = '''\
+"""A first version in plain PyTorch: the baseline the next versions must beat."""
+
+import torch
+
+
+def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    return torch.add(torch.mul(x, scale), shift)
+'''
+
+EXPECTED_YML = "# wrong/<file>.py: {rung: <the rung it must fail at>, says: <words of its message>}\n{}\n"
+
+
+def init_workspace(folder: Path) -> list[Path]:
+    """Create what is missing of a workspace in `folder`; the paths written (existing files are kept)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    Store(folder).close()
+    written = [folder / ".rung"]
+    for path, text in (
+        (folder / "AGENTS.md", AGENTS_MD),
+        (folder / "CLAUDE.md", CLAUDE_MD),
+        (folder / "context" / "README.md", CONTEXT_README),
+    ):
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            written.append(path)
+    (folder / "problems").mkdir(exist_ok=True)
+    return written
+
+
+def new_problem(problems: Path, name: str) -> Path:
+    """A problem folder `problems/<name>` that climbs the ladder as it is; refuses to overwrite."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise UsageError(f"problem name {name!r}: use lower case letters, digits and underscores")
+    folder = problems / name
+    if folder.exists():
+        raise UsageError(f"{folder} already exists")
+    (folder / "solutions" / "correct").mkdir(parents=True)
+    (folder / "solutions" / "wrong").mkdir(parents=True)
+    (folder / "problem.py").write_text(PROBLEM_TEMPLATE.format(title=name.replace("_", " ").capitalize()))
+    (folder / "solutions" / "correct" / "torch_first.py").write_text(FIRST_SOLUTION)
+    (folder / "solutions" / "wrong" / "expected.yml").write_text(EXPECTED_YML)
+    return folder
