@@ -58,6 +58,7 @@ class BuiltKernel:
     signature: dict[str, str] = field(default_factory=dict)
     constexprs: dict[str, Any] = field(default_factory=dict)
     artifacts: list[str] = field(default_factory=list)
+    case: dict[str, Any] = field(default_factory=dict)  # the case it was specialised for
 
 
 class CompileFailed(Exception):
@@ -65,11 +66,12 @@ class CompileFailed(Exception):
 
 
 def compile_solution(
-    solution_path: Path, call: Callable[[Any], Any], arch: str, out_dir: Path
+    solution_path: Path, calls: list[tuple[dict[str, Any], Callable[[Any], Any]]], arch: str, out_dir: Path
 ) -> list[BuiltKernel]:
-    """Build every kernel one call of the solution launches, for `arch`; write the stages to `out_dir`.
+    """Build every distinct kernel the given calls launch, for `arch`; write the stages to `out_dir`.
 
-    `call(module)` must call the freshly imported module's entry point once.
+    Each `(case, call)`: `call(module)` calls the freshly imported module's entry point once, on
+    that case's inputs. A kernel specialised the same way for two cases is built once.
     """
     import triton
 
@@ -84,14 +86,16 @@ def compile_solution(
     out_dir.mkdir(parents=True, exist_ok=True)
     built: list[BuiltKernel] = []
     seen: set[str] = set()
-    with _launches_compiled(arch) as compiled:
-        call(module)
-    for fn_name, kernel, options, sig, constexprs in compiled:
-        if kernel.metadata.hash in seen:
-            continue
-        seen.add(kernel.metadata.hash)
-        stem = fn_name if fn_name not in {b.name for b in built} else f"{fn_name}_{len(built)}"
-        built.append(_write(kernel, stem, options, sig, constexprs, out_dir))
+    for case, call in calls:
+        with _launches_compiled(arch) as compiled:
+            call(module)
+        for fn_name, kernel, options, sig, constexprs in compiled:
+            if kernel.metadata.hash in seen:
+                continue
+            seen.add(kernel.metadata.hash)
+            stem = fn_name if fn_name not in {b.name for b in built} else f"{fn_name}_{len(built)}"
+            built.append(_write(kernel, stem, options, sig, constexprs, out_dir))
+            built[-1].case = case
     return built
 
 

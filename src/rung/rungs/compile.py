@@ -1,9 +1,11 @@
 """compile: build every kernel the solution launches for the target GPU, without running it.
 
-The kernels are specialised for the largest benchmark case (the one that gets timed), called
-with meta tensors: no data, and pointers that look 16-byte aligned as on a GPU, so the build
-matches what the GPU will run. Where the problem or the solution cannot work on meta tensors,
-the first test case on the worker's device is used instead; `case` in the figures says which.
+The kernels are specialised for every benchmark case (the shapes that get timed: a wider row
+may well compile to other registers and spills), each called with meta tensors: no data, and
+pointers that look 16-byte aligned as on a GPU, so the build matches what the GPU will run. A
+kernel specialised alike for two cases is built once. Where the problem or the solution cannot
+work on meta tensors, the first test case on the worker's device is used instead; each kernel's
+`case` in the figures says which.
 """
 
 from __future__ import annotations
@@ -32,52 +34,48 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         raise Skipped(f"{backend.BACKEND.value} solution: nothing to build ahead of time")
     arch = str(knobs.get("RUNG_ARCH"))
     out_dir = session.run_dir / "compile"
-    built: list[Any] = []
-    case: dict[str, Any] = {}
-    for case, device in _cases(session):
+    problem = session.problem
+    try:
+        built = (
+            _build(session, backend, problem.benchmarks, "meta", arch, out_dir) if problem.meta_inputs else []
+        )
+    except backend.CompileFailed as e:
+        raise Failed(f"compile error for {arch}:\n{e}") from None
+    except Exception:
+        built = []  # the problem or the solution cannot work on meta tensors
+    if not built:
         try:
-            inputs = session.inputs(case, session.seed, device=device)
-            built = backend.compile_solution(
-                session.solution_path,
-                lambda m, inputs=inputs: session.problem.entry(m)(*inputs),
-                arch,
-                out_dir,
-            )
-            break
+            built = _build(session, backend, problem.tests[:1], session.device, arch, out_dir)
         except backend.CompileFailed as e:
             raise Failed(f"compile error for {arch}:\n{e}") from None
-        except Exception:
-            if device != "meta":
-                raise
     if not built:
         raise Failed(
-            f"no {backend.BACKEND.value} kernel was launched by {session.problem.entry_name} on {case}"
+            f"no {backend.BACKEND.value} kernel was launched by {problem.entry_name} on {problem.tests[0]}"
         )
-    kernels = [{**{k: getattr(b, k) for k in FIGURES}, "constexprs": b.constexprs} for b in built]
+    kernels = [
+        {**{k: getattr(b, k) for k in FIGURES}, "constexprs": b.constexprs, "case": b.case} for b in built
+    ]
     metrics = {
         "arch": arch,
-        "case": case,
         "kernels": kernels,
         "max_registers": max(b.registers for b in built),
         "max_shared_bytes": max(b.shared_bytes for b in built),
         "spill_instructions": sum(b.spill_instructions for b in built),
     }
     summary = "; ".join(
-        f"{b.name}: {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops"
+        f"{b.name} at {b.case}: {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops"
         for b in built
     )
     artifacts = [a for b in built for a in b.artifacts]
     return RungResult(
-        "compile", Status.OK, f"{len(built)} kernel(s) for {arch} at {case}: {summary}", metrics, artifacts
+        "compile", Status.OK, f"{len(built)} kernel build(s) for {arch}: {summary}", metrics, artifacts
     )
 
 
-def _cases(session: Any) -> list[tuple[dict[str, Any], str]]:
-    """(case, device) to try in order: the largest benchmark on meta, then the first test for real."""
-    problem = session.problem
-    options = []
-    if problem.benchmarks and problem.meta_inputs:
-        largest = max(problem.benchmarks, key=lambda c: (problem.cost(c) or {}).get("bytes", 0))
-        options.append((largest, "meta"))
-    options.append((problem.tests[0], session.device))
-    return options
+def _build(
+    session: Any, backend: Any, cases: list[dict[str, Any]], device: str, arch: str, out_dir: Any
+) -> Any:
+    def call_for(case: dict[str, Any]) -> Any:
+        return lambda m: session.problem.entry(m)(*session.inputs(case, session.seed, device=device))
+
+    return backend.compile_solution(session.solution_path, [(c, call_for(c)) for c in cases], arch, out_dir)
