@@ -32,3 +32,10 @@ def test_cheat_is_named(climb, solution, check, says):
     assert guard.status == Status.FAILED
     assert guard.metrics["checks"][check] == "fired"
     assert f"{check}: {says}" in guard.message
+
+
+def test_a_launch_over_an_empty_grid_is_not_a_kernel(climb):
+    vector_add = FIXTURES.parent.parent / "problems" / "vector_add"
+    guard = rung_of(climb(vector_add, FIXTURES / "empty_grid.py"), "guard")
+    assert guard.status == Status.FAILED
+    assert guard.metrics["checks"]["kernel_launched"] == "fired"

@@ -26,7 +26,8 @@ STAGES = ("ttir", "ttgir", "llir", "ptx")
 
 
 class Launches:
-    """Counts Triton kernel launches, interpreted or compiled, from the moment it is installed."""
+    """Counts Triton kernel launches, interpreted or compiled, from the moment it is installed.
+    A launch over an empty grid runs no program and is not counted."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -39,11 +40,26 @@ class Launches:
             original = cls.run
 
             def counted(fn_self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
-                if not kwargs.get("warmup"):
+                if not kwargs.get("warmup") and _programs(fn_self, args, kwargs) != 0:
                     self.count += 1
                 return _original(fn_self, *args, **kwargs)
 
             cls.run = counted
+
+
+def _programs(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
+    """How many programs a launch runs (grid product), or None when the grid cannot be read."""
+    grid: Any = kwargs.get("grid")
+    try:
+        if callable(grid):
+            grid = grid({**dict(zip(fn.arg_names, args, strict=False)), **kwargs})
+        sizes = [int(g) for g in grid]
+    except Exception:
+        return None
+    total = 1
+    for g in sizes:
+        total *= g
+    return total
 
 
 @dataclass
@@ -58,7 +74,7 @@ class BuiltKernel:
     signature: dict[str, str] = field(default_factory=dict)
     constexprs: dict[str, Any] = field(default_factory=dict)
     artifacts: list[str] = field(default_factory=list)
-    case: dict[str, Any] = field(default_factory=dict)  # the case it was specialised for
+    case: dict[str, Any] = field(default_factory=dict)  # the case whose call launched it
 
 
 class CompileFailed(Exception):

@@ -4,8 +4,8 @@ The kernels are specialised for every benchmark case (the shapes that get timed:
 may well compile to other registers and spills), each called with meta tensors: no data, and
 pointers that look 16-byte aligned as on a GPU, so the build matches what the GPU will run. A
 kernel specialised alike for two cases is built once. Where the problem or the solution cannot
-work on meta tensors, the first test case on the worker's device is used instead; each kernel's
-`case` in the figures says which.
+work on meta tensors, the first test case on the worker's device is used instead. Each build's
+`case` is the case whose call launched it (a recursive solution launches smaller shapes too).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         "spill_instructions": sum(b.spill_instructions for b in built),
     }
     summary = "; ".join(
-        f"{b.name} at {b.case}: {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops"
+        f"{b.name} (from {b.case}): {b.registers} regs, {b.shared_bytes} B smem, {b.spill_instructions} spill ops"
         for b in built
     )
     artifacts = [a for b in built for a in b.artifacts]

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from rung import knobs
-from rung.compare import compare
+from rung.compare import Comparison, compare
 from rung.rungs.outcome import Failed, Skipped
 from rung.rungs.outputs import matched
 from rung.spec import RungResult, Status
@@ -43,30 +43,28 @@ def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict
     if own is not None:
         ok, message = own
         try:
-            figures = _figures(session, matched(out.value, expected), precise)
+            comparisons = _comparisons(session, matched(out.value, expected), precise)
         except Failed:
-            figures = {}
-        return ok, "" if ok else f"the problem's own check: {message}", figures
-    pairs = matched(out.value, expected)
-    precise_list = [precise] if isinstance(precise, torch.Tensor) else list(precise)
-    worst: dict[str, Any] = {}
-    for i, ((got, native), exact) in enumerate(zip(pairs, precise_list, strict=False)):
-        tol = Tolerance.for_dtype(str(native.dtype), session.problem.tolerance)
-        c = compare(got, exact, tol)
+            comparisons = []
+        return ok, "" if ok else f"the problem's own check: {message}", _worst(comparisons)
+    comparisons = _comparisons(session, matched(out.value, expected), precise)
+    for i, c in enumerate(comparisons):
         if not c.ok:
-            which = "" if len(pairs) == 1 else f"output {i}: "
-            return False, which + c.message, c.metrics
-        if not worst or c.metrics.get("max_abs_err", 0) >= worst.get("max_abs_err", 0):
-            worst = c.metrics
-    return True, "", worst
+            return False, ("" if len(comparisons) == 1 else f"output {i}: ") + c.message, c.metrics
+    return True, "", _worst(comparisons)
 
 
-def _figures(session: Any, pairs: list[Any], precise: Any) -> dict[str, Any]:
-    precise_list = [precise] if isinstance(precise, torch.Tensor) else list(precise)
-    got, native = pairs[0]
-    return compare(
-        got, precise_list[0], Tolerance.for_dtype(str(native.dtype), session.problem.tolerance)
-    ).metrics
+def _comparisons(session: Any, pairs: list[Any], precise: Any) -> list[Comparison]:
+    """Each output against its float64 reference, under the policy of its native dtype."""
+    exact = [precise] if isinstance(precise, torch.Tensor) else list(precise)
+    return [
+        compare(got, ref, Tolerance.for_dtype(str(native.dtype), session.problem.tolerance))
+        for (got, native), ref in zip(pairs, exact, strict=False)
+    ]
+
+
+def _worst(comparisons: list[Comparison]) -> dict[str, Any]:
+    return max((c.metrics for c in comparisons), key=lambda m: m.get("max_abs_err", 0.0), default={})
 
 
 def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
