@@ -12,7 +12,8 @@ from rung.spec import Device, Run
 from rung.store import Store, find_workspace
 
 
-def _open(workspace: str | Path | None) -> Store:
+def open_store(workspace: str | Path | None) -> Store:
+    """The workspace's store: `workspace`, else the nearest folder upwards holding .rung/."""
     return Store(Path(workspace).resolve() if workspace else find_workspace())
 
 
@@ -28,7 +29,7 @@ def check(
     for p in paths:
         if not p.is_file():
             raise SolutionError(f"{p}: no such solution file")
-    store = _open(workspace)
+    store = open_store(workspace)
     try:
         spec, device = runner.describe(Path(problem), store.root / "scratch")
         return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
@@ -38,7 +39,7 @@ def check(
 
 def device(workspace: str | Path | None = None, remeasure: bool = False) -> Device:
     """This machine's device, with its measured ceilings where it is a GPU (cached per model and driver)."""
-    store = _open(workspace)
+    store = open_store(workspace)
     try:
         return runner.probe_device(store.root / "scratch", remeasure)
     finally:
@@ -48,7 +49,7 @@ def device(workspace: str | Path | None = None, remeasure: bool = False) -> Devi
 def history(problem: str | Path, workspace: str | Path | None = None) -> list[Run]:
     """Every stored run of `problem` (a folder or a name), oldest first."""
     p = Path(problem)
-    store = _open(workspace)
+    store = open_store(workspace)
     try:
         return store.runs(p.stem if p.is_file() else p.resolve().name if p.exists() else p.name)
     finally:
@@ -56,7 +57,7 @@ def history(problem: str | Path, workspace: str | Path | None = None) -> list[Ru
 
 
 def show(run_id: int, workspace: str | Path | None = None) -> Run:
-    store = _open(workspace)
+    store = open_store(workspace)
     try:
         return store.run(run_id)
     finally:

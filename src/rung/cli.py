@@ -83,6 +83,75 @@ def _solution_json(run: Run) -> dict[str, Any]:
 
 
 @app.command()
+def optimize(
+    problem: Annotated[Path, typer.Argument(help="Problem folder or KernelBench file.")],
+    agent: Annotated[
+        str, typer.Option("--agent", help="tune (vary TUNE values) or replay (recorded versions).")
+    ],
+    start: Annotated[
+        Path | None, typer.Option("--from", help="Version to start from (default: the best stored).")
+    ] = None,
+    replay: Annotated[
+        list[Path] | None,
+        typer.Option("--replay", help="For --agent replay: a version to play back (repeat)."),
+    ] = None,
+    rounds: Annotated[int, typer.Option(help="Round budget.")] = 10,
+    parallel: Annotated[int, typer.Option(help="Candidates per round.")] = 1,
+    target: Annotated[float, typer.Option(help="Stop at this fraction of the roofline.")] = 0.9,
+    plateau: Annotated[
+        int, typer.Option(help="Stop after this many rounds without a gain above the noise.")
+    ] = 3,
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Rounds of propose, climb the ladder, keep the best, until the roofline, a plateau or a budget."""
+    from rung import optimize as loop
+
+    store = api.open_store(workspace)
+    chosen = _agent(agent, start, replay or [], store, problem)
+
+    def show(event: dict[str, Any]) -> None:
+        if not json_out:
+            out.print(" ".join(f"{k}={v}" for k, v in event.items()), style="dim")
+
+    outcome = loop.optimize(store, problem, chosen, start, rounds, parallel, target, plateau, show)
+    summary = {
+        "schema": SCHEMA,
+        "reason": outcome.reason,
+        "rounds": outcome.rounds,
+        "best": _solution_json(outcome.best),
+        "candidates": [_solution_json(r) for r in outcome.candidates],
+    }
+    if json_out:
+        print(dumps(summary))
+    else:
+        out.print(f"best: run {outcome.best.id} {outcome.best.solution.path} ({outcome.best.verdict})")
+        out.print(f"stopped: {outcome.reason}")
+    raise typer.Exit(0 if outcome.best.ok else 1)
+
+
+def _agent(name: str, start: Path | None, replay: list[Path], store: Any, problem: Path) -> Any:
+    from rung.agents.replay import ReplayAgent
+    from rung.agents.tune import TuneAgent
+
+    if name == "replay":
+        if not replay:
+            raise RungError("--agent replay needs at least one --replay FILE")
+        return ReplayAgent(replay)
+    if name == "tune":
+        source = start if start is not None else None
+        if source is None:
+            runs = [
+                r for r in store.runs(problem.stem if problem.is_file() else problem.resolve().name) if r.ok
+            ]
+            if not runs:
+                raise RungError("--agent tune needs --from SOLUTION (no passing version stored yet)")
+            source = Path(runs[-1].solution.path)
+        return TuneAgent(source.read_text())
+    raise RungError(f"unknown agent {name!r} (known: tune, replay)")
+
+
+@app.command()
 def device(
     json_out: JsonOpt = False,
     workspace: WorkspaceOpt = None,

@@ -103,9 +103,10 @@ def climb(
     solution_path: Path,
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
+    parent: str | None = None,
 ) -> Run:
     """Climb every rung for one solution, storing each as it ends; return the finished run."""
-    solution = Solution.from_file(solution_path)
+    solution = Solution.from_file(solution_path, parent=parent)
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment())
     run_dir = store.run_dir(run.id)

@@ -37,6 +37,10 @@ CREATE TABLE IF NOT EXISTS rungs (
     seconds REAL NOT NULL, PRIMARY KEY (run_id, idx)
 );
 CREATE INDEX IF NOT EXISTS runs_by_problem ON runs(problem, id);
+CREATE TABLE IF NOT EXISTS proposals (
+    solution TEXT NOT NULL, agent TEXT NOT NULL, note TEXT NOT NULL, prompt TEXT NOT NULL,
+    reply TEXT NOT NULL, created REAL NOT NULL
+);
 """
 
 
@@ -170,6 +174,14 @@ class Store:
                 RungResult(name, Status(status), message, json.loads(metrics), json.loads(artifacts), seconds)
             )
         return run
+
+    def add_proposal(self, sha256: str, agent: str, note: str, prompt: str, reply: str) -> None:
+        """What produced a version: the agent, its note, and the prompt and reply where there were any."""
+        with self.db:
+            self.db.execute(
+                "INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?)",
+                (sha256, agent, note, prompt, reply, time.time()),
+            )
 
     def close(self) -> None:
         self.db.close()

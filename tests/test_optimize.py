@@ -1,0 +1,127 @@
+"""The optimize loop on the CPU: replay and tune climb real versions, keep lineage, stop for a reason."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rung.agents.tune import TuneAgent
+from rung.errors import UsageError
+from tests.conftest import FIXTURES, PROBLEMS
+
+VECTOR_ADD = PROBLEMS / "vector_add"
+
+
+def rung(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=900)
+
+
+def test_replay_climbs_each_version_and_stops_when_out_of_proposals(tmp_path):
+    done = rung(
+        "optimize",
+        str(VECTOR_ADD),
+        "--agent",
+        "replay",
+        "--from",
+        str(VECTOR_ADD / "solutions/correct/naive.py"),
+        "--replay",
+        str(VECTOR_ADD / "solutions/correct/tuned.py"),
+        "--replay",
+        str(VECTOR_ADD / "solutions/wrong/input_mutated.py"),
+        "--json",
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reason"] == "the agent has nothing more to propose"
+    assert [c["verdict"] for c in doc["candidates"]] == ["PASS", "FAIL at guard"]
+    assert doc["best"]["path"].endswith("naive.py")  # nothing can be timed here: the first correct one stays
+    db = sqlite3.connect(tmp_path / ".rung" / "rung.db")
+    start_sha = doc["best"]["sha256"]
+    parents = {row[0] for row in db.execute("SELECT parent FROM solutions WHERE parent IS NOT NULL")}
+    assert parents == {start_sha}  # lineage: both candidates came from the start
+    notes = [row[0] for row in db.execute("SELECT note FROM proposals ORDER BY rowid")]
+    assert notes == ["replayed tuned.py", "replayed input_mutated.py"]
+
+
+def test_tune_tries_every_other_combination_as_a_real_version(tmp_path):
+    done = rung(
+        "optimize",
+        str(VECTOR_ADD),
+        "--agent",
+        "tune",
+        "--from",
+        str(FIXTURES / "tunable_add.py"),
+        "--parallel",
+        "2",
+        "--json",
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reason"] == "the agent has nothing more to propose"
+    assert len(doc["candidates"]) == 3 and all(c["ok"] for c in doc["candidates"])
+    sources = [Path(c["path"]).read_text() for c in doc["candidates"]]
+    assert any("BLOCK = 1024" in s and "NUM_WARPS = 8" in s for s in sources)
+
+
+def test_resume_continues_from_the_best_stored_version(tmp_path):
+    first = rung(
+        "check", str(VECTOR_ADD), str(VECTOR_ADD / "solutions/correct/naive.py"), "-w", str(tmp_path)
+    )
+    assert first.returncode == 0
+    done = rung(
+        "optimize",
+        str(VECTOR_ADD),
+        "--agent",
+        "replay",
+        "--replay",
+        str(VECTOR_ADD / "solutions/correct/torch_add.py"),
+        "--rounds",
+        "1",
+        "--json",
+        "-w",
+        str(tmp_path),
+    )
+    doc = json.loads(done.stdout)
+    assert doc["best"]["path"].endswith("naive.py") and len(doc["candidates"]) == 1
+    assert "round budget (1) spent" in doc["reason"]
+
+
+def test_tune_refuses_a_name_the_source_does_not_define():
+    with pytest.raises(UsageError, match="TUNE names STAGES, which the source does not assign"):
+        TuneAgent((FIXTURES / "tune_undefined.py").read_text())
+
+
+def test_bad_optimize_usage_is_one_line_exit_two(tmp_path):
+    done = rung(
+        "optimize",
+        str(VECTOR_ADD),
+        "--agent",
+        "tune",
+        "--from",
+        str(FIXTURES / "tune_undefined.py"),
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 2 and "TUNE names STAGES" in done.stderr and "Traceback" not in done.stderr
+    nothing = rung(
+        "optimize",
+        str(VECTOR_ADD),
+        "--agent",
+        "replay",
+        "--replay",
+        str(VECTOR_ADD / "problem.py"),
+        "-w",
+        str(tmp_path / "empty"),
+    )
+    assert nothing.returncode == 2 and "no passing version" in nothing.stderr
+    unknown = rung("optimize", str(VECTOR_ADD), "--agent", "oracle", "-w", str(tmp_path))
+    assert unknown.returncode == 2 and "unknown agent" in unknown.stderr
