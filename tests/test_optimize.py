@@ -125,3 +125,7 @@ def test_bad_optimize_usage_is_one_line_exit_two(tmp_path):
     assert nothing.returncode == 2 and "no passing version" in nothing.stderr
     unknown = rung("optimize", str(VECTOR_ADD), "--agent", "oracle", "-w", str(tmp_path))
     assert unknown.returncode == 2 and "unknown agent" in unknown.stderr
+    missing = rung("optimize", str(VECTOR_ADD), "--agent", "tune", "--from", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2 and "no such solution file" in missing.stderr
+    no_from = rung("optimize", str(VECTOR_ADD), "--agent", "tune", "-w", str(tmp_path))
+    assert no_from.returncode == 2 and "needs --from" in no_from.stderr

@@ -107,8 +107,10 @@ def optimize(
     """Rounds of propose, climb the ladder, keep the best, until the roofline, a plateau or a budget."""
     from rung import optimize as loop
 
+    if start is not None and not start.is_file():
+        raise RungError(f"{start}: no such solution file")
+    chosen = _agent(agent, start, replay or [])
     store = api.open_store(workspace)
-    chosen = _agent(agent, start, replay or [], store, problem)
 
     def show(event: dict[str, Any]) -> None:
         if not json_out:
@@ -130,7 +132,7 @@ def optimize(
     raise typer.Exit(0 if outcome.best.ok else 1)
 
 
-def _agent(name: str, start: Path | None, replay: list[Path], store: Any, problem: Path) -> Any:
+def _agent(name: str, start: Path | None, replay: list[Path]) -> Any:
     from rung.agents.replay import ReplayAgent
     from rung.agents.tune import TuneAgent
 
@@ -139,15 +141,9 @@ def _agent(name: str, start: Path | None, replay: list[Path], store: Any, proble
             raise RungError("--agent replay needs at least one --replay FILE")
         return ReplayAgent(replay)
     if name == "tune":
-        source = start if start is not None else None
-        if source is None:
-            runs = [
-                r for r in store.runs(problem.stem if problem.is_file() else problem.resolve().name) if r.ok
-            ]
-            if not runs:
-                raise RungError("--agent tune needs --from SOLUTION (no passing version stored yet)")
-            source = Path(runs[-1].solution.path)
-        return TuneAgent(source.read_text())
+        if start is None:
+            raise RungError("--agent tune needs --from SOLUTION: the version whose TUNE values it varies")
+        return TuneAgent(start.read_text())
     raise RungError(f"unknown agent {name!r} (known: tune, replay)")
 
 
@@ -162,7 +158,8 @@ def device(
     """This machine's GPU and its measured ceilings beside the datasheet (measured once, then cached)."""
     if not json_out:
         err.print(
-            "measuring the device's ceilings if they are not cached yet (about a minute)...", style="dim"
+            "asking a worker about this machine (a GPU's ceilings are measured once: about a minute)",
+            style="dim",
         )
     dev = api.device(workspace, remeasure)
     if json_out:

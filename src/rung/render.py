@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rung.ceilings_datasheet import DATASHEET
 from rung.spec import Device, Run, RungResult, Status
 
 STYLE = {
@@ -111,8 +112,6 @@ def history(runs: list[Run]) -> Table:
 
 
 def device(dev: Device) -> Table:
-    from rung.ceilings_datasheet import DATASHEET
-
     table = Table(
         title=f"{dev.name} ({dev.arch or dev.kind}, driver {dev.driver or '-'})", header_style="bold"
     )
