@@ -95,9 +95,17 @@ def test_resume_continues_from_the_best_stored_version(tmp_path):
     assert "round budget (1) spent" in doc["reason"]
 
 
-def test_tune_refuses_a_name_the_source_does_not_define():
+def tune_undefined(folder: Path) -> Path:
+    """The tunable fixture with a TUNE naming STAGES, which the file never assigns."""
+    path = folder / "tune_undefined.py"
+    source = (FIXTURES / "tunable_add.py").read_text()
+    path.write_text(source.replace('"NUM_WARPS": [4, 8]}', '"STAGES": [2, 3]}'))
+    return path
+
+
+def test_tune_refuses_a_name_the_source_does_not_define(tmp_path):
     with pytest.raises(UsageError, match="TUNE names STAGES, which the source does not assign"):
-        TuneAgent((FIXTURES / "tune_undefined.py").read_text())
+        TuneAgent(tune_undefined(tmp_path).read_text())
 
 
 def test_bad_optimize_usage_is_one_line_exit_two(tmp_path):
@@ -107,7 +115,7 @@ def test_bad_optimize_usage_is_one_line_exit_two(tmp_path):
         "--agent",
         "tune",
         "--from",
-        str(FIXTURES / "tune_undefined.py"),
+        str(tune_undefined(tmp_path)),
         "-w",
         str(tmp_path),
     )
