@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
+from rung import knobs
+from rung.formats import load_problem
 from rung.spec import Status
 from tests.conftest import FIXTURES, rung_of
 
@@ -39,3 +42,18 @@ def test_a_launch_over_an_empty_grid_is_not_a_kernel(climb):
     guard = rung_of(climb(vector_add, FIXTURES / "empty_grid.py"), "guard")
     assert guard.status == Status.FAILED
     assert guard.metrics["checks"]["kernel_launched"] == "fired"
+
+
+def test_cached_output_is_caught_even_when_the_next_seed_draws_the_same_values(climb):
+    """prefix_sum's first case is one int32 in -8..8: the next seed repeats it one time in 17,
+    and a cached answer would then be right. The guard keeps drawing until the answer changes."""
+    prefix_sum = FIXTURES.parent.parent / "problems" / "prefix_sum"
+    problem = load_problem(prefix_sum)
+    seed = next(
+        s for s in range(1, 10_000) if torch.equal(*(problem.inputs({"n": 1}, s + k, "cpu")[0] for k in (0, 1)))
+    )
+    with knobs.scoped(RUNG_SEED=seed):
+        run = climb(prefix_sum, prefix_sum / "solutions" / "wrong" / "output_cached.py")
+    guard = rung_of(run, "guard")
+    assert guard.status == Status.FAILED
+    assert "output cached" in guard.message
