@@ -1,14 +1,17 @@
-"""The verbs as functions, returning spec objects: what the CLI and, later, the MCP server call."""
+"""The verbs as functions, returning spec objects: what the CLI and the MCP server call."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
-from rung import runner
+from rung import runner, views
+from rung.context import ContextIndex, Snippet
 from rung.errors import SolutionError
 from rung.runner import OnRun, OnRung
-from rung.spec import Device, Run
+from rung.spec import Device, Problem, Run
 from rung.store import Store, find_workspace
 
 
@@ -62,3 +65,53 @@ def show(run_id: int, workspace: str | Path | None = None) -> Run:
         return store.run(run_id)
     finally:
         store.close()
+
+
+def problem(path: str | Path, workspace: str | Path | None = None) -> Problem:
+    """What a problem holds (its cases, tolerance, whether it has a cost model), as a worker reads it."""
+    store = open_store(workspace)
+    try:
+        return runner.describe(Path(path), store.root / "scratch")[0]
+    finally:
+        store.close()
+
+
+def diff(run_a: int, run_b: int, workspace: str | Path | None = None) -> dict[str, Any]:
+    """Two stored runs compared: views.diff_doc of their runs and their solutions' stored sources."""
+    store = open_store(workspace)
+    try:
+        a, b = store.run(run_a), store.run(run_b)
+        return views.diff_doc(a, b, store.source(a.solution.sha256), store.source(b.solution.sha256))
+    finally:
+        store.close()
+
+
+def context_index(workspace: str | Path | None = None) -> ContextIndex:
+    """The workspace's index of documentation and example code, `.rung/context.db`."""
+    store = open_store(workspace)
+    store.close()
+    return ContextIndex(store.root.parent)
+
+
+def context_add(target: str, workspace: str | Path | None = None) -> int:
+    """Index a file, folder or installed package (again: replacing it); the number of snippets."""
+    with closing(context_index(workspace)) as index:
+        return index.add(target)
+
+
+def context_builtin(workspace: str | Path | None = None) -> dict[str, int]:
+    """Index the installed kernel-language packages (rung.context.BUILTINS): snippets per package."""
+    with closing(context_index(workspace)) as index:
+        return index.add_builtins()
+
+
+def context_search(query: str, limit: int = 8, workspace: str | Path | None = None) -> list[Snippet]:
+    """The best `limit` snippets for free-text `query`, best first."""
+    with closing(context_index(workspace)) as index:
+        return index.search(query, limit)
+
+
+def context_sources(workspace: str | Path | None = None) -> list[tuple[str, int]]:
+    """Every indexed source with its number of snippets."""
+    with closing(context_index(workspace)) as index:
+        return index.sources()

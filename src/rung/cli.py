@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from rung import api, render, scaffold
+from rung import api, render, scaffold, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
@@ -56,37 +56,18 @@ def check(
         problem, solutions, workspace, on_rung=None if quiet else progress, on_run=None if quiet else done
     )
     if json_out:
-        print(
-            dumps(
-                {
-                    "schema": SCHEMA,
-                    "problem": runs[0].problem,
-                    "device": runs[0].device,
-                    "solutions": [_solution_json(r) for r in runs],
-                }
-            )
-        )
+        print(dumps(views.check_doc(runs)))
     raise typer.Exit(0 if all(r.ok for r in runs) else 1)
-
-
-def _solution_json(run: Run) -> dict[str, Any]:
-    return {
-        "path": run.solution.path,
-        "sha256": run.solution.sha256,
-        "backend": run.solution.backend,
-        "run": run.id,
-        "seed": run.seed,
-        "ok": run.ok,
-        "verdict": run.verdict,
-        "rungs": [r.to_dict() for r in run.rungs],
-    }
 
 
 @app.command()
 def optimize(
     problem: Annotated[Path, typer.Argument(help="Problem folder or KernelBench file.")],
     agent: Annotated[
-        str, typer.Option("--agent", help="tune (vary TUNE values) or replay (recorded versions).")
+        str,
+        typer.Option(
+            "--agent", help="llm (a language model), tune (vary TUNE values) or replay (recorded versions)."
+        ),
     ],
     start: Annotated[
         Path | None, typer.Option("--from", help="Version to start from (default: the best stored).")
@@ -95,56 +76,124 @@ def optimize(
         list[Path] | None,
         typer.Option("--replay", help="For --agent replay: a version to play back (repeat)."),
     ] = None,
-    rounds: Annotated[int, typer.Option(help="Round budget.")] = 10,
-    parallel: Annotated[int, typer.Option(help="Candidates per round.")] = 1,
+    provider: Annotated[
+        str | None,
+        typer.Option(help="For --agent llm: anthropic, or openai (any OpenAI-compatible endpoint)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="For --agent llm: the model name.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="For --agent llm: the endpoint (vLLM, SGLang, Ollama, llama.cpp, ...).")
+    ] = None,
+    llm_config: Annotated[
+        Path | None,
+        typer.Option(help="For --agent llm: a YAML file of settings (default: .rung/llm.yml if present)."),
+    ] = None,
+    hint: Annotated[
+        list[str] | None, typer.Option("--hint", help="Guidance passed to the agent (repeat).")
+    ] = None,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive", "-i", help="After each round: see the best, add a hint, accept or stop."
+        ),
+    ] = False,
+    rounds: Annotated[int, typer.Option(min=1, help="Round budget.")] = 10,
+    max_minutes: Annotated[float | None, typer.Option(help="Wall-time budget in minutes.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Token budget (prompt + reply, all calls).")] = None,
+    max_usd: Annotated[
+        float | None, typer.Option(help="Money budget in US dollars (needs the model's prices).")
+    ] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="Candidates per round.")] = 1,
     target: Annotated[float, typer.Option(help="Stop at this fraction of the roofline.")] = 0.9,
     plateau: Annotated[
         int, typer.Option(help="Stop after this many rounds without a gain above the noise.")
     ] = 3,
     json_out: JsonOpt = False,
+    jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Print every event as one JSON line, the summary last.")
+    ] = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Rounds of propose, climb the ladder, keep the best, until the roofline, a plateau or a budget."""
     from rung import optimize as loop
+    from rung.agents.pick import AgentOptions, make_agent
 
     if start is not None and not start.is_file():
         raise RungError(f"{start}: no such solution file")
-    chosen = _agent(agent, start, replay or [])
+    if interactive and (json_out or jsonl):
+        raise RungError("--interactive talks to a person: leave out --json and --jsonl")
     store = api.open_store(workspace)
+    options = AgentOptions(
+        start,
+        replay or [],
+        llm_config,
+        {"provider": provider, "model": model, "base_url": base_url},
+        store.root.parent,
+        needs_prices=max_usd is not None,
+    )
+    chosen = make_agent(agent, options)
+    budget = loop.Budget(rounds, max_minutes * 60 if max_minutes is not None else None, max_tokens, max_usd)
 
     def show(event: dict[str, Any]) -> None:
-        if not json_out:
-            out.print(" ".join(f"{k}={v}" for k, v in event.items()), style="dim")
+        if jsonl:
+            print(dumps(event), flush=True)
+        elif not json_out:
+            out.print(render.event(event, rounds), markup=False)
 
-    outcome = loop.optimize(store, problem, chosen, start, rounds, parallel, target, plateau, show)
+    def ask(best: Run, top: list[Run]) -> loop.Guidance:
+        out.print("best so far:", style="bold")
+        render.print_run(out, best)
+        for r in top:
+            if r.id != best.id:
+                out.print(f"  also: run {r.id} {r.solution.path} ({r.verdict})", style="dim", markup=False)
+        said = typer.prompt(
+            "[Enter] go on · h <text> add a hint · a accept · s stop", default="", show_default=False
+        )
+        word, _, rest = said.strip().partition(" ")
+        if word in ("a", "accept"):
+            return loop.Guidance("accept")
+        if word in ("s", "stop", "q"):
+            return loop.Guidance("stop")
+        return loop.Guidance("continue", rest.strip() if word in ("h", "hint") else said.strip())
+
+    outcome = loop.optimize(
+        store,
+        problem,
+        chosen,
+        start,
+        budget,
+        parallel,
+        target,
+        plateau,
+        hint or [],
+        show,
+        ask if interactive else None,
+    )
     summary = {
         "schema": SCHEMA,
         "reason": outcome.reason,
         "rounds": outcome.rounds,
-        "best": _solution_json(outcome.best),
-        "candidates": [_solution_json(r) for r in outcome.candidates],
+        "best": views.solution_json(outcome.best),
+        "candidates": [views.solution_json(r) for r in outcome.candidates],
+        "no_version": outcome.failures,
+        "spent": outcome.spent,
     }
-    if json_out:
+    if jsonl:
+        print(dumps({"event": "done", **summary}))
+    elif json_out:
         print(dumps(summary))
     else:
-        out.print(f"best: run {outcome.best.id} {outcome.best.solution.path} ({outcome.best.verdict})")
-        out.print(f"stopped: {outcome.reason}")
+        out.print(
+            f"best: run {outcome.best.id} {outcome.best.solution.path} ({outcome.best.verdict})", markup=False
+        )
+        s = outcome.spent
+        out.print(
+            f"spent: {s.rounds} rounds, {s.wall_s:.0f} s, {s.tokens} tokens, ${s.usd:.2f}; "
+            f"loop overhead {s.overhead_s:.2f} s",
+            style="dim",
+        )
+        out.print(f"stopped: {outcome.reason}", markup=False)
     raise typer.Exit(0 if outcome.best.ok else 1)
-
-
-def _agent(name: str, start: Path | None, replay: list[Path]) -> Any:
-    from rung.agents.replay import ReplayAgent
-    from rung.agents.tune import TuneAgent
-
-    if name == "replay":
-        if not replay:
-            raise RungError("--agent replay needs at least one --replay FILE")
-        return ReplayAgent(replay)
-    if name == "tune":
-        if start is None:
-            raise RungError("--agent tune needs --from SOLUTION: the version whose TUNE values it varies")
-        return TuneAgent(start.read_text())
-    raise RungError(f"unknown agent {name!r} (known: tune, replay)")
 
 
 @app.command()
@@ -199,7 +248,7 @@ def history(
     """List every version checked for a problem, with its verdict and key figures."""
     runs = api.history(problem, workspace)
     if json_out:
-        print(dumps({"schema": SCHEMA, "problem": problem.name, "runs": [_solution_json(r) for r in runs]}))
+        print(dumps(views.history_doc(problem.name, runs)))
         return
     if not runs:
         out.print(f"no runs for {problem.name} in this workspace")
@@ -210,18 +259,136 @@ def history(
 @app.command()
 def show(
     run_id: Annotated[int, typer.Argument(help="Run number, as printed by check and history.")],
+    rung_name: Annotated[
+        str | None, typer.Option("--rung", help="Only this rung, with every figure (bench, dump, ...).")
+    ] = None,
     json_out: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Show one stored run: every rung, its figures and its artifacts."""
     run = api.show(run_id, workspace)
+    if rung_name is not None:
+        doc = views.rung_doc(run, rung_name)
+        if json_out:
+            print(dumps(doc))
+        else:
+            render.print_rung(out, run, next(r for r in run.rungs if r.name == rung_name))
+        return
     if json_out:
-        print(dumps(run))
+        print(dumps(views.show_doc(run)))
         return
     render.print_run(out, run)
     for r in run.rungs:
         for a in r.artifacts:
             out.print(f"    {r.name}: {a}", style="dim")
+
+
+@app.command()
+def diff(
+    run_a: Annotated[int, typer.Argument(help="The earlier run.")],
+    run_b: Annotated[int, typer.Argument(help="The run to compare with it.")],
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Compare two stored runs: their sources, the rungs whose status changed, each case's time."""
+    doc = api.diff(run_a, run_b, workspace)
+    if json_out:
+        print(dumps(doc))
+        return
+    render.print_diff(out, doc)
+
+
+@app.command()
+def problem(
+    path: Annotated[Path, typer.Argument(help="Problem folder or KernelBench file.")],
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """What a problem holds: its test and benchmark cases, tolerance and cost model."""
+    spec = api.problem(path, workspace)
+    if json_out:
+        print(dumps(views.problem_doc(spec)))
+        return
+    render.print_problem(out, spec)
+
+
+@app.command()
+def mcp(workspace: WorkspaceOpt = None) -> None:
+    """Serve the verbs as tools of a Model Context Protocol server on stdio, for coding agents."""
+    from rung import mcp_server
+
+    mcp_server.serve(workspace)
+
+
+context_app = typer.Typer(
+    no_args_is_help=True, help="Search documentation and example code indexed in .rung/context.db."
+)
+app.add_typer(context_app, name="context")
+
+
+@context_app.command("add")
+def context_add(
+    targets: Annotated[
+        list[str] | None, typer.Argument(help="Files, folders or installed packages (by import name).")
+    ] = None,
+    builtin: Annotated[
+        bool,
+        typer.Option(
+            "--builtin", help="Also the installed DSL packages: triton.language, cutlass, tilelang."
+        ),
+    ] = False,
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """Index text, Python, CUDA and PTX files; adding a source again replaces it."""
+    from rung.context import BUILTINS
+
+    if not targets and not builtin:
+        raise RungError("context add needs a PATH_OR_PACKAGE or --builtin")
+    added = {t: api.context_add(t, workspace) for t in targets or []}
+    builtins = api.context_builtin(workspace) if builtin else {}
+    absent = [name for name in BUILTINS if builtin and name not in builtins]
+    added.update(builtins)
+    if json_out:
+        print(dumps({"schema": SCHEMA, "added": added, "absent": absent}))
+        return
+    for source, count in added.items():
+        out.print(f"{source}: {count} snippets", markup=False)
+    if absent:
+        out.print(f"not installed: {', '.join(absent)}", style="dim")
+
+
+@context_app.command("search")
+def context_search(
+    query: Annotated[list[str], typer.Argument(help="Free text: words, names, `tl.dot`, `cp.async.bulk`.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Most snippets to show.")] = 8,
+    json_out: JsonOpt = False,
+    workspace: WorkspaceOpt = None,
+) -> None:
+    """The best snippets for QUERY, best first, with file and first line."""
+    text = " ".join(query)
+    snippets = api.context_search(text, limit, workspace)
+    if json_out:
+        print(dumps(views.context_doc(text, snippets)))
+        return
+    if not snippets:
+        out.print(f"no snippets match {text!r} (rung context sources lists what is indexed)", markup=False)
+    for s in snippets:
+        out.print(f"{s.path}:{s.line}", markup=False)
+        out.print("\n".join("    " + line for line in s.text.splitlines()[:8]), style="dim", markup=False)
+
+
+@context_app.command("sources")
+def context_sources(json_out: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Every indexed source with its number of snippets."""
+    sources = api.context_sources(workspace)
+    if json_out:
+        print(dumps({"schema": SCHEMA, "sources": [{"source": s, "snippets": n} for s, n in sources]}))
+        return
+    if not sources:
+        out.print("nothing indexed: rung context add PATH_OR_PACKAGE, or rung context add --builtin")
+    for source, count in sources:
+        out.print(f"{source}: {count} snippets", markup=False)
 
 
 def main() -> None:

@@ -81,10 +81,21 @@ def get(name: str) -> Any:
         raise UsageError(f"{name}={raw!r} is not a valid {knob.type.__name__}") from e
 
 
+_keys_read: set[str] = set()  # variables api_key() read: secrets whatever their names
+
+
+def api_key(name: str) -> str:
+    """An API key from the environment ('' if unset). Not a knob: never printed, never stored,
+    and the variable is stripped from every worker's environment from then on."""
+    _keys_read.add(name)
+    return os.environ.get(name, "")
+
+
 def secret_names(environ: dict[str, str]) -> set[str]:
-    """Names of variables a worker must not see: keys, tokens, passwords, and RUNG_SECRET_ENV."""
+    """Names of variables a worker must not see: keys, tokens, passwords, RUNG_SECRET_ENV, and
+    every variable an API key was read from."""
     markers = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-    extra = {n.strip() for n in str(get("RUNG_SECRET_ENV")).split(",") if n.strip()}
+    extra = {n.strip() for n in str(get("RUNG_SECRET_ENV")).split(",") if n.strip()} | _keys_read
     return {n for n in environ if any(m in n.upper() for m in markers)} | (extra & set(environ))
 
 

@@ -1,7 +1,8 @@
-"""How runs look to a person: one line per rung, a verdict, a history table (rich)."""
+"""How runs look to a person: one line per rung, a verdict, a history table, a diff, a problem (rich)."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
@@ -11,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rung.ceilings_datasheet import DATASHEET
-from rung.spec import Device, Run, RungResult, Status
+from rung.spec import Device, Problem, Run, RungResult, Status
 
 STYLE = {
     Status.OK: ("✓", "green"),
@@ -89,6 +90,65 @@ def print_run(console: Console, run: Run) -> None:
     console.print(verdict(run))
 
 
+def print_rung(console: Console, run: Run, r: RungResult) -> None:
+    """One rung of a stored run in full: its line, every figure (long ones cut), its artifacts."""
+    console.print(header(run))
+    console.print(rung_line(r))
+    for key, value in r.metrics.items():
+        text = _fmt(value) if isinstance(value, (int, float, str)) else json.dumps(value, default=str)
+        cut = text if len(text) <= 160 else text[:160] + f"… ({len(text)} chars; --json for all)"
+        console.print(f"    {key}: {cut}", style="dim", markup=False)
+    for a in r.artifacts:
+        console.print(f"    artifact: {a}", style="dim", markup=False)
+
+
+def print_problem(console: Console, problem: Problem) -> None:
+    """A problem's cases, tolerance and cost model, as its worker read them."""
+    console.print(Text.assemble((problem.name, "bold"), (f"  {problem.path}", "dim")))
+    if problem.doc.strip():
+        console.print(problem.doc.strip().splitlines()[0], markup=False)
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("case")
+    table.add_column("values")
+    for kind, cases in (("test", problem.tests), ("benchmark", problem.benchmarks)):
+        for i, case in enumerate(cases):
+            table.add_row(f"{kind} {i}", " ".join(f"{k}={v}" for k, v in case.items()))
+    console.print(table)
+    tol = ", ".join(f"{k}={v}" for k, v in problem.tolerance.items()) or "the per-dtype default"
+    console.print(f"tolerance: {tol}", markup=False)
+    console.print("cost model: yes (roofline)" if problem.has_cost else "cost model: none (no roofline)")
+
+
+def print_diff(console: Console, doc: dict[str, Any]) -> None:
+    """Two runs compared (views.diff_doc): the source diff, status changes, case times a → b."""
+    a, b = doc["a"], doc["b"]
+    console.print(
+        f"run {a['run']} {a['path']} ({a['verdict']}) → run {b['run']} {b['path']} ({b['verdict']})",
+        style="bold",
+        markup=False,
+    )
+    for line in doc["source_diff"].splitlines() or ["(same source)"]:
+        added, removed = line.startswith("+") and not line.startswith("+++"), line.startswith("-")
+        style = "green" if added else "red" if removed and not line.startswith("---") else "dim"
+        console.print(Text(line, style=style))
+    for r in doc["rungs"]:
+        console.print(f"  {r['name']:<9}{r['a'] or '-'} → {r['b'] or '-'}", markup=False)
+    if not doc["rungs"]:
+        console.print("  every rung ended as before", style="dim")
+    if doc["bench"]:
+        table = Table(show_edge=False, header_style="bold")
+        for col in ("case", "a_ms", "b_ms", "b/a"):
+            table.add_column(col, justify="left" if col == "case" else "right")
+        for row in doc["bench"]:
+            table.add_row(
+                " ".join(f"{k}={v}" for k, v in row["case"].items()),
+                _fmt(row["a_median_ms"]) if row["a_median_ms"] is not None else "-",
+                _fmt(row["b_median_ms"]) if row["b_median_ms"] is not None else "-",
+                f"{row['ratio']:.3f}" if "ratio" in row else "",
+            )
+        console.print(table)
+
+
 def history(runs: list[Run]) -> Table:
     table = Table(show_edge=False, header_style="bold")
     for col in ("run", "when", "solution", "hash", "backend", "verdict", "max_abs_err", "wall_s"):
@@ -126,3 +186,28 @@ def device(dev: Device) -> Table:
     if not dev.ceilings:
         table.add_row("(no GPU: nothing to measure)", "", "", "")
     return table
+
+
+def event(e: dict[str, Any], rounds: int) -> str:
+    """One line of optimize progress for a person (scripts read the same events as JSON lines)."""
+    kind = e["event"]
+    if kind == "round_start":
+        best = f"{e['best_ms']:.4g} ms" if e.get("best_ms") is not None else "untimed"
+        left = ", ".join(f"{v} {k.replace('_s', ' s')}" for k, v in e["left"].items())
+        return (
+            f"round {e['round']}/{rounds} · {e['in_flight']} candidate(s) in flight · "
+            f"best run {e['best_run']} ({best}) · left: {left}"
+        )
+    if kind == "candidate":
+        timed = f" {e['score_ms']:.4g} ms" if e.get("score_ms") is not None else ""
+        return f"  run {e['run']}: {e['verdict']}{timed}  ({e['note']})"
+    if kind == "no_version":
+        return f"  no version: {e['error']}"
+    if kind == "round":
+        gain = "improved" if e["improved"] else "no gain"
+        return f"round {e['round']} done: {gain}, best run {e['best_run']} ({e['round_s']:.1f} s)"
+    if kind in ("start", "resume"):
+        return f"{kind} from run {e['run']}: {e['path']}"
+    if kind == "hint":
+        return f"hint added: {e['hint']}"
+    return " ".join(f"{k}={v}" for k, v in e.items())

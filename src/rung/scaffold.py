@@ -52,7 +52,9 @@ problems/<name>` lists every version with its verdict; `rung show <run>` shows o
 ## Context
 
 `context/` holds documentation and example code for the kernel languages (put a CUTLASS clone,
-the PTX ISA, or notes there). Search it before guessing an API.
+the PTX ISA, or notes there). Search it before guessing an API: `rung context add --builtin
+context` indexes it with the installed DSL packages, then `rung context search QUERY` (`--json`)
+gives the best snippets with file and line.
 """
 
 CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"

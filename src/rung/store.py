@@ -12,11 +12,14 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rung import knobs
 from rung.errors import StoreError
 from rung.spec import Device, Run, RungResult, Solution, Status
+
+if TYPE_CHECKING:
+    from rung.agents import Proposal
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS problems (
@@ -42,6 +45,18 @@ CREATE TABLE IF NOT EXISTS proposals (
     reply TEXT NOT NULL, created REAL NOT NULL
 );
 """
+# Columns added to proposals after its first release, with their types: added where missing.
+PROPOSAL_COLUMNS = {
+    "run_id": "INTEGER",  # the run its version climbed; NULL for a proposal with no solution
+    "round": "INTEGER",
+    "error": "TEXT NOT NULL DEFAULT ''",  # why the agent produced no solution
+    "tokens_in": "INTEGER NOT NULL DEFAULT 0",
+    "tokens_out": "INTEGER NOT NULL DEFAULT 0",
+    "cost_usd": "REAL",  # NULL where the model's price is not known
+    "agent_s": "REAL NOT NULL DEFAULT 0",  # wall seconds the agent spent writing it
+    "ladder_s": "REAL NOT NULL DEFAULT 0",  # wall seconds of its climb
+    "gpu_s": "REAL NOT NULL DEFAULT 0",  # seconds of rungs run in a worker on a GPU
+}
 
 
 def find_workspace(start: Path | None = None) -> Path:
@@ -64,6 +79,11 @@ class Store:
             self.db = sqlite3.connect(self.root / "rung.db", timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.executescript(SCHEMA_SQL)
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(proposals)")}
+            with self.db:
+                for name, kind in PROPOSAL_COLUMNS.items():
+                    if name not in have:
+                        self.db.execute(f"ALTER TABLE proposals ADD COLUMN {name} {kind}")
         except (OSError, sqlite3.Error) as e:
             raise StoreError(f"cannot open the store in {self.root}: {e}") from None
 
@@ -154,6 +174,13 @@ class Store:
         ).fetchall()
         return [self._run(row) for row in rows]
 
+    def source(self, sha256: str) -> str:
+        """A stored solution's source, as it was when it climbed."""
+        row = self.db.execute("SELECT source FROM solutions WHERE sha256=?", (sha256,)).fetchone()
+        if row is None:
+            raise StoreError(f"no solution {sha256[:10]} in {self.root}")
+        return str(row[0])
+
     def _run(self, row: tuple[Any, ...]) -> Run:
         rid, problem, sha, path, device, seed, env, started, finished, backend, parent = row
         run = Run(
@@ -175,12 +202,33 @@ class Store:
             )
         return run
 
-    def add_proposal(self, sha256: str, agent: str, note: str, prompt: str, reply: str) -> None:
-        """What produced a version: the agent, its note, and the prompt and reply where there were any."""
+    def add_proposal(
+        self, agent: str, proposal: Proposal, round_no: int, run: Run | None, ladder_s: float, gpu_s: float
+    ) -> None:
+        """What produced a version (or failed to): the agent, its note, prompt and reply, the
+        tokens and money it cost, and the seconds of agent, ladder and GPU it took."""
         with self.db:
             self.db.execute(
-                "INSERT INTO proposals VALUES (?, ?, ?, ?, ?, ?)",
-                (sha256, agent, note, prompt, reply, time.time()),
+                "INSERT INTO proposals (solution, agent, note, prompt, reply, created, run_id, round, error,"
+                " tokens_in, tokens_out, cost_usd, agent_s, ladder_s, gpu_s)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run.solution.sha256 if run else "",
+                    agent,
+                    proposal.note,
+                    proposal.prompt,
+                    proposal.reply,
+                    time.time(),
+                    run.id if run else None,
+                    round_no,
+                    proposal.error,
+                    proposal.tokens_in,
+                    proposal.tokens_out,
+                    proposal.cost_usd,
+                    proposal.agent_s,
+                    ladder_s,
+                    gpu_s,
+                ),
             )
 
     def close(self) -> None:

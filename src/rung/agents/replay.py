@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rung.agents import Proposal
+from rung.agents import LoopState, Proposal
 from rung.errors import UsageError
 
 
@@ -17,6 +17,6 @@ class ReplayAgent:
                 raise UsageError(f"{f}: no such file to replay")
         self.queue = list(files)
 
-    def propose(self, best_source: str, k: int) -> list[Proposal]:
+    def propose(self, state: LoopState, k: int) -> list[Proposal]:
         taken, self.queue = self.queue[:k], self.queue[k:]
         return [Proposal(f.read_text(), f"replayed {f.name}") for f in taken]

@@ -12,7 +12,7 @@ import itertools
 import random
 from typing import Any
 
-from rung.agents import Proposal
+from rung.agents import LoopState, Proposal
 from rung.errors import UsageError
 
 
@@ -30,7 +30,7 @@ class TuneAgent:
             combos = random.Random(seed).sample(combos, budget)
         self.queue = [dict(zip(names, c, strict=True)) for c in combos]
 
-    def propose(self, best_source: str, k: int) -> list[Proposal]:
+    def propose(self, state: LoopState, k: int) -> list[Proposal]:
         taken, self.queue = self.queue[:k], self.queue[k:]
         return [
             Proposal(

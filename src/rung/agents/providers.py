@@ -1,0 +1,172 @@
+"""LLM providers through their official SDKs: Anthropic (`anthropic`) and any OpenAI-compatible
+endpoint (`openai` with a base URL: OpenAI, vLLM, SGLang, Ollama, llama.cpp servers).
+
+The model and endpoint come from flags or a YAML config file; the API key only from the
+environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, or the variable the config names), never
+stored and never passed on (workers get an environment with every secret-looking variable
+removed). A local OpenAI-compatible server needs no key: with a base URL and no key set, a
+placeholder is sent.
+
+Errors split in two. Those that no later call can fix (no key, a key refused, an unknown model,
+an endpoint that cannot be reached) raise `UsageError`: one line, exit code 2. Those that may pass
+(a timeout, a rate limit still hit after the SDK's retries, a server error, a reply the SDK cannot
+read) raise `CallFailed`, and cost one candidate. The SDKs retry rate limits and timeouts
+themselves, `max_retries` times, honouring `retry-after`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rung import knobs
+from rung.errors import RungError, UsageError
+
+DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+class CallFailed(RungError):
+    """One call went wrong in a way the next call may not: the candidate fails, the loop goes on."""
+
+
+@dataclass
+class LLMConfig:
+    provider: str = "anthropic"  # "anthropic" or "openai" (any OpenAI-compatible endpoint)
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str = ""  # the variable holding the key; default by provider
+    max_tokens: int = 16000
+    temperature: float | None = None
+    timeout_s: float = 600.0
+    max_retries: int = 2
+    price_in_usd_per_mtok: float | None = None  # for the money budget; unknown leaves cost unknown
+    price_out_usd_per_mtok: float | None = None
+
+    @classmethod
+    def load(cls, path: Path | None, **overrides: Any) -> LLMConfig:
+        """The config file's values (if any), then every override that is not None."""
+        values: dict[str, Any] = {}
+        if path is not None:
+            try:
+                loaded = yaml.safe_load(path.read_text()) or {}
+            except (OSError, yaml.YAMLError) as e:
+                raise UsageError(f"{path}: cannot read the LLM config: {e}".replace("\n", " ")) from None
+            if not isinstance(loaded, dict):
+                raise UsageError(f"{path}: the LLM config must be a mapping of settings")
+            known = {f.name for f in fields(cls)}
+            unknown = sorted(set(loaded) - known)
+            if unknown:
+                raise UsageError(
+                    f"{path}: unknown LLM setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+                )
+            values.update(loaded)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        config = cls(**values)
+        if config.provider not in DEFAULT_KEY_ENV:
+            raise UsageError(f"unknown provider {config.provider!r} (known: anthropic, openai)")
+        if not config.model:
+            raise UsageError("the llm agent needs a model: --model NAME or `model:` in the config file")
+        return config
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url or (
+            "https://api.anthropic.com" if self.provider == "anthropic" else "https://api.openai.com/v1"
+        )
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        if self.price_in_usd_per_mtok is None or self.price_out_usd_per_mtok is None:
+            return None
+        return (tokens_in * self.price_in_usd_per_mtok + tokens_out * self.price_out_usd_per_mtok) / 1e6
+
+
+@dataclass
+class Completion:
+    text: str
+    tokens_in: int
+    tokens_out: int
+
+
+class Provider:
+    """One model behind one SDK client; `complete` is safe to call from several threads."""
+
+    def __init__(self, config: LLMConfig, http_client: Any = None) -> None:
+        self.config = config
+        key_env = config.api_key_env or DEFAULT_KEY_ENV[config.provider]
+        key = knobs.api_key(key_env)
+        if not key and not (config.provider == "openai" and config.base_url):
+            raise UsageError(f"no API key: set {key_env} (keys are read from the environment only)")
+        common = {
+            "api_key": key or "none",
+            "base_url": config.base_url,
+            "timeout": config.timeout_s,
+            "max_retries": config.max_retries,
+            "http_client": http_client,
+        }
+        try:
+            sdk = importlib.import_module(config.provider)  # the SDKs are named after their providers
+        except ImportError:
+            raise UsageError(
+                f"the {config.provider} provider needs its SDK: pip install 'rung[llm]'"
+            ) from None
+        self.sdk: Any = sdk
+        self.client: Any = sdk.Anthropic(**common) if config.provider == "anthropic" else sdk.OpenAI(**common)
+
+    def complete(self, system: str, prompt: str) -> Completion:
+        c, sdk = self.config, self.sdk
+        try:
+            if c.provider == "anthropic":
+                extra = {} if c.temperature is None else {"temperature": c.temperature}
+                r = self.client.messages.create(
+                    model=c.model,
+                    max_tokens=c.max_tokens,
+                    system=system,
+                    messages=[{"role": "user", "content": prompt}],
+                    **extra,
+                )
+                text = "".join(b.text for b in r.content if getattr(b, "type", "") == "text")
+                return Completion(text, int(r.usage.input_tokens), int(r.usage.output_tokens))
+            extra = {} if c.temperature is None else {"temperature": c.temperature}
+            r = self.client.chat.completions.create(
+                model=c.model,
+                max_completion_tokens=c.max_tokens,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                **extra,
+            )
+            usage = r.usage
+            text = r.choices[0].message.content
+            if not isinstance(text, str):
+                raise CallFailed("malformed reply: the completion carries no text")
+            return Completion(
+                text, int(usage.prompt_tokens) if usage else 0, int(usage.completion_tokens) if usage else 0
+            )
+        except (sdk.AuthenticationError, sdk.PermissionDeniedError) as e:
+            raise UsageError(f"{c.endpoint} refused the API key: {_said(e)}") from None
+        except sdk.NotFoundError as e:
+            raise UsageError(f"unknown model {c.model!r} at {c.endpoint}: {_said(e)}") from None
+        except sdk.APITimeoutError:
+            raise CallFailed(f"no reply within {c.timeout_s:g} s ({c.max_retries} retries)") from None
+        except sdk.APIConnectionError as e:
+            raise UsageError(f"cannot reach {c.endpoint}: {_said(e)}") from None
+        except sdk.RateLimitError as e:
+            raise CallFailed(f"rate limited after {c.max_retries} retries: {_said(e)}") from None
+        except sdk.APIStatusError as e:
+            raise CallFailed(f"{c.endpoint} answered HTTP {e.status_code}: {_said(e)}") from None
+        except (sdk.APIResponseValidationError, AttributeError, IndexError, TypeError, ValueError) as e:
+            raise CallFailed(f"malformed reply: {type(e).__name__}: {e}".splitlines()[0]) from None
+
+
+def _said(e: Exception) -> str:
+    """The provider's own words, on one line."""
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"]).splitlines()[0]
+    cause = e.__cause__ or e.__context__
+    text = str(e) if not cause or str(e) not in ("Connection error.", "") else f"{e} ({cause})"
+    return (text.splitlines() or [type(e).__name__])[0]
