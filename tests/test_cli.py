@@ -79,8 +79,10 @@ def test_history_and_show(tmp_path):
 
 def test_init_and_new_give_a_problem_that_climbs(tmp_path):
     assert rung("init", str(tmp_path)).returncode == 0
-    for name in ("AGENTS.md", "CLAUDE.md", "context/README.md", ".rung/rung.db"):
+    for name in ("AGENTS.md", "CLAUDE.md", ".mcp.json", "context/README.md", ".rung/rung.db"):
         assert (tmp_path / name).exists(), name
+    servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+    assert servers["rung"] == {"command": "rung", "args": ["mcp", "-w", "."]}
     assert "rung check" in (tmp_path / "AGENTS.md").read_text()
     assert rung("new", "scale_shift", cwd=tmp_path).returncode == 0
     folder = tmp_path / "problems" / "scale_shift"

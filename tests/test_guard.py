@@ -50,7 +50,9 @@ def test_cached_output_is_caught_even_when_the_next_seed_draws_the_same_values(c
     prefix_sum = FIXTURES.parent.parent / "problems" / "prefix_sum"
     problem = load_problem(prefix_sum)
     seed = next(
-        s for s in range(1, 10_000) if torch.equal(*(problem.inputs({"n": 1}, s + k, "cpu")[0] for k in (0, 1)))
+        s
+        for s in range(1, 10_000)
+        if torch.equal(*(problem.inputs({"n": 1}, s + k, "cpu")[0] for k in (0, 1)))
     )
     with knobs.scoped(RUNG_SEED=seed):
         run = climb(prefix_sum, prefix_sum / "solutions" / "wrong" / "output_cached.py")

@@ -221,7 +221,7 @@ def device(
 def init(
     folder: Annotated[Path, typer.Argument(help="Workspace folder (created if missing).")] = Path("."),
 ) -> None:
-    """A workspace for a coding agent: .rung/, problems/, context/, AGENTS.md (the loop), CLAUDE.md."""
+    """A workspace for a coding agent: .rung/, problems/, context/, AGENTS.md (the loop), CLAUDE.md, .mcp.json."""
     for path in scaffold.init_workspace(folder):
         out.print(f"created {path}")
     out.print(f"next: rung new NAME, then rung check {folder / 'problems' / 'NAME'} <solution.py>")
@@ -396,5 +396,5 @@ def main() -> None:
     try:
         app()
     except RungError as e:
-        err.print(f"rung: error: {e}")
+        err.print(f"rung: error: {e}", markup=False)
         sys.exit(2)

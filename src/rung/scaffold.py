@@ -2,12 +2,14 @@
 
 A workspace is `.rung/` (the store), `problems/`, `context/` (documentation and example code the
 agent may search: a CUTLASS clone, the PTX ISA, DSL sources), an `AGENTS.md` that teaches the
-loop, and a `CLAUDE.md` pointing to it. A new problem is a folder that already climbs the
+loop, a `CLAUDE.md` pointing to it, and a `.mcp.json` that registers `rung mcp` (the verbs as
+tools) with MCP clients that read one. A new problem is a folder that already climbs the
 ladder: a reference, shapes, a cost model and a first solution, to be edited.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -43,11 +45,15 @@ compile, run, guard, correct, scale, bench, roofline, dump (and trace, profile l
    whatever it measures. Do not special-case the test shapes, cache outputs, touch the inputs,
    or call the reference: the guard rung looks for exactly that.
 
+Through MCP the same verbs are tools, answering the same JSON: `.mcp.json` registers `rung mcp`
+(check, show, history, diff, bench, dump, profile, problem_info, context_search, read_artifact).
+
 ## When to stop
 
 Stop when `roofline` says "at roofline" for every case, when two versions in a row gain less
 than their measured spread, or when the person you work for is satisfied. `rung history
-problems/<name>` lists every version with its verdict; `rung show <run>` shows one in full.
+problems/<name>` lists every version with its verdict; `rung show <run>` shows one in full;
+`rung diff <a> <b>` compares two: sources, rungs whose status changed, times per case.
 
 ## Context
 
@@ -58,6 +64,8 @@ gives the best snippets with file and line.
 """
 
 CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"
+
+MCP_JSON = json.dumps({"mcpServers": {"rung": {"command": "rung", "args": ["mcp", "-w", "."]}}}, indent=2) + "\n"
 
 CONTEXT_README = """\
 Documentation and example code an agent may read while writing kernels: a clone of NVIDIA's
@@ -110,6 +118,7 @@ def init_workspace(folder: Path) -> list[Path]:
     for path, text in (
         (folder / "AGENTS.md", AGENTS_MD),
         (folder / "CLAUDE.md", CLAUDE_MD),
+        (folder / ".mcp.json", MCP_JSON),
         (folder / "context" / "README.md", CONTEXT_README),
     ):
         if not path.exists():
