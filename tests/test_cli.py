@@ -63,7 +63,7 @@ def test_missing_solution_and_bad_usage_exit_two(tmp_path):
     assert rung("frobnicate").returncode == 2
 
 
-def test_history_and_show(tmp_path):
+def test_history_show_and_diff(tmp_path):
     rung("check", str(TINY), str(SOL / "good.py"), "-w", str(tmp_path))
     rung("check", str(TINY), str(SOL / "raises.py"), "-w", str(tmp_path))
     hist = json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)
@@ -75,6 +75,39 @@ def test_history_and_show(tmp_path):
     assert "ValueError: kernel exploded on purpose" in rung("show", "2", "-w", str(tmp_path)).stdout
     missing = rung("show", "99", "-w", str(tmp_path))
     assert missing.returncode == 2 and "no run 99" in missing.stderr
+
+    one = json.loads(rung("show", "2", "--rung", "run", "--json", "-w", str(tmp_path)).stdout)
+    assert one == {"schema": "rung/1", "run": 2, "rung": shown["rungs"][2]}
+    lines = rung("show", "2", "--rung", "run", "-w", str(tmp_path)).stdout.splitlines()
+    assert lines[1].split()[1:3] == ["run", "ERROR"] and "kernel exploded on purpose" in lines[1]
+    nope = rung("show", "2", "--rung", "nope", "-w", str(tmp_path))
+    assert nope.returncode == 2 and "run 2 has no rung 'nope' (it has: load, compile, run," in nope.stderr
+
+    doc = json.loads(rung("diff", "1", "2", "--json", "-w", str(tmp_path)).stdout)
+    assert doc["a"]["verdict"] == "PASS" and doc["b"]["verdict"] == "FAIL at run"
+    assert "-    return x * 2\n+    raise ValueError" in doc["source_diff"]
+    assert doc["rungs"][0] == {"name": "run", "a": "OK", "b": "ERROR"}
+    assert all("ratio" not in row for row in doc["bench"])  # run 2 was never timed
+    text = rung("diff", "1", "2", "-w", str(tmp_path)).stdout
+    assert "(PASS) → run 2" in text and "  run      OK → ERROR" in text
+    same = rung("diff", "1", "1", "-w", str(tmp_path)).stdout
+    assert "(same source)" in same and "every rung ended as before" in same
+
+
+def test_problem_describes_its_cases(tmp_path):
+    doc = json.loads(rung("problem", str(TINY), "--json", "-w", str(tmp_path)).stdout)
+    assert doc == {
+        "schema": "rung/1",
+        "name": "tiny",
+        "path": str(TINY.resolve()),
+        "doc": "Test fixture: double a float32 vector. Small enough that every rung takes milliseconds.",
+        "tests": [{"n": 5}, {"n": 300}],
+        "benchmarks": [{"n": 4096}],
+        "tolerance": {},
+        "has_cost": True,
+    }
+    text = rung("problem", str(TINY), "-w", str(tmp_path)).stdout
+    assert "benchmark 0" in text and "n=4096" in text and "cost model: yes" in text
 
 
 def test_init_and_new_give_a_problem_that_climbs(tmp_path):

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("mcp")
-from anyio.from_thread import BlockingPortal, start_blocking_portal  # noqa: E402
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.types import CallToolResult  # noqa: E402
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult
 
-from tests.conftest import FIXTURES  # noqa: E402
+from tests.conftest import FIXTURES
 
 TOOLS = {
     "check",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -137,3 +138,70 @@ def test_bad_optimize_usage_is_one_line_exit_two(tmp_path):
     assert missing.returncode == 2 and "no such solution file" in missing.stderr
     no_from = rung("optimize", str(VECTOR_ADD), "--agent", "tune", "-w", str(tmp_path))
     assert no_from.returncode == 2 and "needs --from" in no_from.stderr
+
+
+TINY = FIXTURES / "tiny"
+TINY_GOOD = TINY / "solutions" / "good.py"
+
+
+def test_interactive_takes_a_hint_then_accepts(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "rung", "optimize", str(TINY), "--agent", "replay", "--from", str(TINY_GOOD)]
+        + ["--replay", str(TINY_GOOD)] * 3
+        + ["--interactive", "-w", str(tmp_path)],
+        input="h use fewer ops\na\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "hint added: use fewer ops" in done.stdout
+    assert "stopped: accepted by the person" in done.stdout
+    assert done.stdout.count("best so far:") == 2  # asked after each of the two rounds
+
+
+def test_events_as_json_lines_end_with_the_summary(tmp_path):
+    done = rung(
+        "optimize",
+        str(TINY),
+        "--agent",
+        "replay",
+        "--from",
+        str(TINY_GOOD),
+        "--replay",
+        str(TINY_GOOD),
+        "--jsonl",
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds == ["start", "round_start", "candidate", "round", "round_start", "done"]
+    assert events[1]["left"] == {"rounds": 10} and events[1]["in_flight"] == 1
+    assert events[-1]["reason"] == "the agent has nothing more to propose"
+    assert events[-1]["spent"]["rounds"] == 1 and events[-1]["spent"]["overhead_s"] >= 0
+
+
+def test_a_money_budget_without_prices_is_refused(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rung",
+            "optimize",
+            str(TINY),
+            "--agent",
+            "llm",
+            "--model",
+            "m",
+            "--max-usd",
+            "1",
+        ]
+        + ["--from", str(TINY_GOOD), "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "ANTHROPIC_API_KEY": "x"},
+    )
+    assert done.returncode == 2 and "a money budget needs the model's prices" in done.stderr

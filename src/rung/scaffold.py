@@ -65,7 +65,9 @@ gives the best snippets with file and line.
 
 CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"
 
-MCP_JSON = json.dumps({"mcpServers": {"rung": {"command": "rung", "args": ["mcp", "-w", "."]}}}, indent=2) + "\n"
+MCP_JSON = (
+    json.dumps({"mcpServers": {"rung": {"command": "rung", "args": ["mcp", "-w", "."]}}}, indent=2) + "\n"
+)
 
 CONTEXT_README = """\
 Documentation and example code an agent may read while writing kernels: a clone of NVIDIA's
