@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Everything rung measures on a GPU, in one call: the `gpu` tests, every example problem through
-# the whole ladder, time-to-verdict, and (with --fidelity) the fidelity benchmark under ncu.
+# the whole ladder, time-to-verdict, (with --fidelity) the fidelity benchmark under ncu, and
+# (with --tune) the tune agent from the naive vector add and softmax, to compare with the tuned.
 # Writes a results table and the raw JSON to $OUT (default ./results).
 #
-#   bash bench/gpu_suite.sh [--fidelity] [--only-fidelity]
+#   bash bench/gpu_suite.sh [--fidelity] [--only-fidelity] [--tune]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/results}
@@ -20,7 +21,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.defaul
   | tee "$WORK/gpu.txt"
 python3 -m rung device --json > "$WORK/device.json" && cp "$WORK/device.json" "$OUT/"
 
-if [ "$mode" != "--only-fidelity" ]; then
+if [ "$mode" != "--only-fidelity" ] && [ "$mode" != "--tune" ]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests 2>&1 | tee "$OUT/gpu_tests.log"
   for p in problems/*/; do
     name=$(basename "$p")
@@ -38,6 +39,17 @@ if [ "$mode" != "--only-fidelity" ]; then
 fi
 if [ "$mode" = "--fidelity" ] || [ "$mode" = "--only-fidelity" ]; then
   python3 bench/fidelity.py --out "$WORK/fidelity.json" && cp "$WORK/fidelity.json" "$OUT/"
+fi
+if [ "$mode" = "--tune" ]; then
+  # Every TUNE combination of the naive versions (the plateau rule off: this is a search).
+  for name in vector_add softmax; do
+    RUNG_BASELINE=none python3 -m rung optimize "problems/$name" --agent tune \
+      --from "problems/$name/solutions/correct/naive.py" --parallel 4 --rounds 10 --plateau 100 --json \
+      > "$WORK/tune_$name.json"
+    RUNG_BASELINE=none python3 -m rung check "problems/$name" "problems/$name/solutions/correct/tuned.py" --json \
+      > "$WORK/check_${name}_tuned.json"
+    cp "$WORK/tune_$name.json" "$OUT/"
+  done
 fi
 python3 bench/report.py "$WORK" | tee "$OUT/results.md"
 python3 - "$WORK" "$OUT/checks.json" <<'PY'

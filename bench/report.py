@@ -89,6 +89,36 @@ def fidelity(work: Path) -> list[str]:
     return lines
 
 
+def _geomean_ms(solution: dict[str, Any]) -> float | None:
+    cases = _rungs(solution).get("bench", {}).get("metrics", {}).get("cases", [])
+    if not cases:
+        return None
+    product = 1.0
+    for c in cases:
+        product *= c["median_ms"]
+    return product ** (1 / len(cases))
+
+
+def tune(work: Path) -> list[str]:
+    """The tune agent's best version from naive against the tuned example (geometric-mean medians)."""
+    lines = [
+        "| problem | candidates | stopped | best (tune) | geomean us | tuned geomean us | best / tuned |",
+        "| --- | ---: | --- | --- | ---: | ---: | ---: |",
+    ]
+    for path in sorted(work.glob("tune_*.json")):
+        doc = json.loads(path.read_text())
+        name = path.stem.removeprefix("tune_")
+        tuned_path = work / f"check_{name}_tuned.json"
+        tuned = json.loads(tuned_path.read_text())["solutions"][0] if tuned_path.exists() else None
+        best_ms, tuned_ms = _geomean_ms(doc["best"]), _geomean_ms(tuned) if tuned else None
+        ratio = f"{best_ms / tuned_ms:.3f}" if best_ms and tuned_ms else ""
+        lines.append(
+            f"| {name} | {len(doc['candidates'])} | {doc['reason']} | {Path(doc['best']['path']).name} | "
+            f"{best_ms * 1e3 if best_ms else float('nan'):.1f} | {tuned_ms * 1e3 if tuned_ms else float('nan'):.1f} | {ratio} |"
+        )
+    return lines if len(lines) > 2 else []
+
+
 def main() -> None:
     work = Path(sys.argv[1])
     device = work / "device.json"
@@ -99,7 +129,7 @@ def main() -> None:
             ", ".join(f"{k} {v:.1f}" for k, v in d["ceilings"].items() if isinstance(v, (int, float))),
         )
         print()
-    for block in (checks(work), time_to_verdict(work), fidelity(work)):
+    for block in (checks(work), time_to_verdict(work), fidelity(work), tune(work)):
         if block:
             print("\n".join(block))
             print()
