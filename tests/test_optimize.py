@@ -184,21 +184,20 @@ def test_events_as_json_lines_end_with_the_summary(tmp_path):
 
 
 def test_a_money_budget_without_prices_is_refused(tmp_path):
+    args = [
+        "optimize",
+        str(TINY),
+        "--agent",
+        "llm",
+        "--model",
+        "m",
+        "--max-usd",
+        "1",
+        "--from",
+        str(TINY_GOOD),
+    ]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rung",
-            "optimize",
-            str(TINY),
-            "--agent",
-            "llm",
-            "--model",
-            "m",
-            "--max-usd",
-            "1",
-        ]
-        + ["--from", str(TINY_GOOD), "-w", str(tmp_path)],
+        [sys.executable, "-m", "rung", *args, "-w", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=300,

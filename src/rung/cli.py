@@ -130,6 +130,7 @@ def optimize(
         {"provider": provider, "model": model, "base_url": base_url},
         store.root.parent,
         needs_prices=max_usd is not None,
+        candidates=rounds * parallel,
     )
     chosen = make_agent(agent, options)
     budget = loop.Budget(rounds, max_minutes * 60 if max_minutes is not None else None, max_tokens, max_usd)

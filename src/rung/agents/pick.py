@@ -20,6 +20,7 @@ class AgentOptions:
     llm: dict[str, Any] = field(default_factory=dict)  # flag overrides: provider, model, base_url
     workspace: Path | None = None  # where .rung/context.db lives, for the llm agent's snippets
     needs_prices: bool = False  # a money budget is set: the model's prices must be known
+    candidates: int = 16  # most versions the loop can climb (rounds x parallel): the tuner's budget
 
 
 def make_agent(name: str, options: AgentOptions) -> Agent:
@@ -34,7 +35,7 @@ def make_agent(name: str, options: AgentOptions) -> Agent:
 
         if options.start is None:
             raise UsageError("--agent tune needs --from SOLUTION: the version whose TUNE values it varies")
-        return TuneAgent(options.start.read_text())
+        return TuneAgent(options.start.read_text(), budget=options.candidates)
     if name == "llm":
         from rung.agents.llm import LLMAgent
         from rung.agents.providers import LLMConfig, Provider
