@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -108,3 +109,35 @@ def test_bad_gpumode_folder_exits_two_from_the_cli(tmp_path):
         timeout=300,
     )
     assert done.returncode == 2 and "no task.yml" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("problem", "start", "candidate"),
+    [
+        (
+            GPUMODE / "grayscale",
+            GPUMODE / "submissions/grayscale_torch.py",
+            GPUMODE / "submissions/grayscale_equal_weights.py",
+        ),
+        (
+            KERNELBENCH / "softmax.py",
+            KERNELBENCH / "solutions/softmax_torch.py",
+            KERNELBENCH / "solutions/softmax_torch.py",
+        ),
+    ],
+    ids=["gpumode", "kernelbench"],
+)
+def test_optimize_runs_on_both_formats(tmp_path, problem, start, candidate):
+    args = ["optimize", str(problem), "--agent", "replay", "--from", str(start), "--replay", str(candidate)]
+    done = subprocess.run(
+        [sys.executable, "-m", "rung", *args, "--json", "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["best"]["ok"] and doc["reason"] == "the agent has nothing more to propose"
+    (version,) = doc["candidates"]
+    assert version["verdict"] == ("FAIL at correct" if "equal_weights" in candidate.name else "PASS")
+    assert "/.rung/versions/" in version["path"]  # climbed as a stored version, away from the problem's files
