@@ -42,7 +42,13 @@ LADDER: tuple[RungSpec, ...] = (
     RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, timeout_s=1800),
     RungSpec("roofline", "percent of the attainable time", ("bench",), needs_gpu=True, in_controller=True),
     RungSpec("dump", "SASS facts from the compiled kernels", ("compile",), in_controller=True),
-    RungSpec("trace", "per-kernel GPU times of one call", ("run",), needs_gpu=True, pending="trace rung"),
+    RungSpec(
+        "trace",
+        "per-kernel GPU times of a call, from bench's CUPTI traces",
+        ("bench",),
+        needs_gpu=True,
+        in_controller=True,
+    ),
     RungSpec(
         "profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"
     ),

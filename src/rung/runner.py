@@ -22,11 +22,13 @@ from rung.roofline import roofline
 from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
 from rung.store import Store
+from rung.trace import trace
 from rung.worker.process import Worker, WorkerCrashed, WorkerTimedOut
 
 CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
     "roofline": roofline,
     "dump": dump,
+    "trace": trace,
 }
 
 OnRung = Callable[[Run, RungResult], None]

@@ -1,0 +1,145 @@
+"""trace: what the GPU did during one call, kernel by kernel (controller side, pure).
+
+Read from the CUPTI traces the bench rung kept (`case<i>.trace.json`, torch.profiler's Chrome
+trace format: every kernel, memcpy and memset with its stream, and a `rung::call` GPU range per
+timed call). Per benchmark case: kernels per call and, per kernel name, its launches per call,
+median duration, share of the call's busy time, streams, and the launch shape the trace records
+(grid, block, registers per thread, shared memory); the call's span against its busy time (the
+launch gaps); copies and memsets inside the call (a `.item()` or `.cpu()` in the timed path shows
+up here). The figures are medians over the profiled calls.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from rung.spec import Device, RungResult, Status
+
+CALL = "rung::call"
+SHAPE_ARGS = {
+    "grid": "grid",
+    "block": "block",
+    "registers per thread": "registers",
+    "shared memory": "shared_bytes",
+}
+COPIES = ("gpu_memcpy", "gpu_memset")
+
+
+def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One case's per-kernel summary from its trace events; None if no call range holds a kernel."""
+    calls = [e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == CALL]
+    work = sorted(
+        (e for e in events if e.get("cat") == "kernel" or e.get("cat") in COPIES),
+        key=lambda e: float(e["ts"]),
+    )
+    per_name: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"durations_us": [], "streams": set(), "calls": 0}
+    )
+    spans, busy, copies, streams_per_call = [], [], [], []
+    for c in calls:
+        lo, hi = float(c["ts"]), float(c["ts"]) + float(c["dur"])
+        inside = [e for e in work if lo <= float(e["ts"]) < hi]
+        kernels = [e for e in inside if e.get("cat") == "kernel"]
+        if not kernels:
+            continue
+        spans.append(max(float(e["ts"]) + float(e["dur"]) for e in inside) - float(inside[0]["ts"]))
+        busy.append(sum(float(e["dur"]) for e in inside))
+        copies.append(len(inside) - len(kernels))
+        streams_per_call.append(len({_stream(e) for e in inside}))
+        for name in {e["name"] for e in kernels}:
+            per_name[name]["calls"] += 1
+        for e in kernels:
+            entry = per_name[e["name"]]
+            entry["durations_us"].append(float(e["dur"]))
+            entry["streams"].add(_stream(e))
+            args = e.get("args", {})
+            for key, short in SHAPE_ARGS.items():
+                if key in args:
+                    entry[short] = args[key]
+    if not spans:
+        return None
+    n = len(spans)
+    busy_us = statistics.median(busy)
+    kernels_out = []
+    for name, entry in per_name.items():
+        d = entry.pop("durations_us")
+        kernels_out.append(
+            {
+                "name": name,
+                "launches_per_call": len(d) / n,
+                "median_us": statistics.median(d),
+                "share_of_busy": sum(d) / n / busy_us if busy_us else 0.0,
+                **{k: v for k, v in entry.items() if k not in ("streams", "calls")},
+                "streams": sorted(entry["streams"]),
+            }
+        )
+    kernels_out.sort(key=lambda k: -k["share_of_busy"])
+    span_us = statistics.median(spans)
+    return {
+        "calls": n,
+        "kernels_per_call": sum(k["launches_per_call"] for k in kernels_out),
+        "span_us": span_us,
+        "busy_us": busy_us,
+        "idle_us": max(0.0, span_us - busy_us),
+        "streams": max(streams_per_call),
+        "copies_per_call": statistics.median(copies),
+        "kernels": kernels_out,
+    }
+
+
+def _stream(e: dict[str, Any]) -> Any:
+    return e.get("args", {}).get("stream", e.get("tid"))
+
+
+def trace(results: dict[str, RungResult], device: Device) -> RungResult:
+    bench = results["bench"]
+    files = [Path(a) for a in bench.artifacts if a.endswith(".trace.json")]  # one per case, in order
+    cases = bench.metrics.get("cases", [])
+    if not files:
+        return RungResult("trace", Status.SKIPPED, "the bench rung kept no CUPTI trace (events-only timing)")
+    summary: list[dict[str, Any]] = []
+    lines = []
+    for i, path in enumerate(files):
+        label = str(cases[i]["case"]) if i < len(cases) and "case" in cases[i] else path.name
+        try:
+            events = json.loads(path.read_text()).get("traceEvents", [])
+        except (OSError, ValueError) as e:
+            lines.append(f"  {label}: trace unreadable ({e})")
+            continue
+        s = summarize(events)
+        if s is None:
+            lines.append(f"  {label}: no kernel inside a {CALL} range")
+            continue
+        summary.append({"case": label, **s})
+        lines.append(_line(label, s))
+    if not summary:
+        return RungResult(
+            "trace", Status.SKIPPED, "no trace held a kernel inside a timed call\n" + "\n".join(lines)
+        )
+    out = files[0].parent / "trace" / "summary.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=1))
+    return RungResult(
+        "trace",
+        Status.OK,
+        f"per-kernel times of {len(summary)} case(s), medians over the profiled calls\n" + "\n".join(lines),
+        {"cases": summary},
+        [str(out)],
+    )
+
+
+def _line(label: str, s: dict[str, Any]) -> str:
+    top = s["kernels"][0]
+    shape = " ".join(f"{k}={top[k]}" for k in ("grid", "block", "registers", "shared_bytes") if k in top)
+    parts = [
+        f"  {label}: {s['kernels_per_call']:g} kernel(s)/call on {s['streams']} stream(s), "
+        f"busy {s['busy_us']:.1f} us of a {s['span_us']:.1f} us span (idle {s['idle_us']:.1f} us)",
+        f"top {top['name'][:60]} {top['share_of_busy']:.0%} ({top['median_us']:.1f} us{', ' + shape if shape else ''})",
+    ]
+    if s["copies_per_call"]:
+        parts.append(f"{s['copies_per_call']:g} copy/memset per call inside the timed range")
+    return "; ".join(parts)
