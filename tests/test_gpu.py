@@ -1,4 +1,4 @@
-"""On a CUDA device: bench, roofline and device ceilings, and their failure modes.
+"""On a CUDA device: bench, roofline, trace and device ceilings, and their failure modes.
 
 Marked `gpu`; skipped, saying so, where no CUDA device is present (CI has none). Run them with
 `make test-gpu` or bench/gpu_suite.sh on a GPU machine.
@@ -47,6 +47,12 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
     assert roof.status == Status.OK
     assert all(c["bound"] == "memory" for c in roof.metrics["cases"])
     assert 0.3 < roof.metrics["cases"][-1]["pct_of_roofline"] <= 1.05
+    trace = rung_of(run, "trace")
+    assert trace.status == Status.OK and len(trace.metrics["cases"]) == len(bench.metrics["cases"])
+    for case in trace.metrics["cases"]:
+        (kernel,) = case["kernels"]  # one Triton kernel a call, as bench counted
+        assert "add" in kernel["name"] and kernel["launches_per_call"] == 1 and case["copies_per_call"] == 0
+        assert case["busy_us"] <= case["span_us"] * 1.001
 
 
 def test_a_kernel_wrong_at_benchmark_size_is_never_timed(climb):
