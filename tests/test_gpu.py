@@ -1,4 +1,4 @@
-"""On a CUDA device: bench, roofline, trace and device ceilings, and their failure modes.
+"""On a CUDA device: bench, roofline, trace, profile and device ceilings, and their failure modes.
 
 Marked `gpu`; skipped, saying so, where no CUDA device is present (CI has none). Run them with
 `make test-gpu` or bench/gpu_suite.sh on a GPU machine.
@@ -53,6 +53,11 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
         (kernel,) = case["kernels"]  # one Triton kernel a call, as bench counted
         assert "add" in kernel["name"] and kernel["launches_per_call"] == 1 and case["copies_per_call"] == 0
         assert case["busy_us"] <= case["span_us"] * 1.001
+    profile = rung_of(run, "profile")
+    assert profile.status == Status.OK, profile.message
+    hottest = profile.metrics["kernels"][0]
+    assert "add" in hottest["name"] and hottest["reading"].startswith("memory-bound"), hottest
+    assert 1000 < hottest["dram_gbps"] < 5000  # the last case is 2^28 floats: DRAM, not L2
 
 
 def test_a_kernel_wrong_at_benchmark_size_is_never_timed(climb):

@@ -2,7 +2,7 @@
 
 Rungs are data. A rung runs when every rung it needs passed (OK); otherwise it is SKIPPED with
 the name of the one that did not. A rung that needs a GPU is SKIPPED on a machine without one,
-and a rung whose work is not built yet says so; neither is ever passed silently.
+never passed silently.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ class RungSpec:
     needs: tuple[str, ...] = ()
     needs_gpu: bool = False
     timeout_s: float = 120.0
-    pending: str = ""  # why it does not run yet, until its work lands
     in_controller: bool = False  # computed from earlier rungs' figures; runs no solution code
     builds_only: bool = False  # runs in a worker of its own with Triton in JIT mode, never interpreted
+    profiler: bool = False  # runs the solution in a process of its own under Nsight Compute
 
 
 LADDER: tuple[RungSpec, ...] = (
@@ -50,7 +50,12 @@ LADDER: tuple[RungSpec, ...] = (
         in_controller=True,
     ),
     RungSpec(
-        "profile", "Nsight Compute on the hot kernels", ("run",), needs_gpu=True, pending="profile rung"
+        "profile",
+        "Nsight Compute on the kernels of one call of the largest case",
+        ("scale",),
+        needs_gpu=True,
+        timeout_s=600,
+        profiler=True,
     ),
 )
 

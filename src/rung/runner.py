@@ -18,6 +18,7 @@ from typing import Any
 from rung import devices, knobs
 from rung.errors import ProblemError
 from rung.ladder import LADDER, RungSpec
+from rung.profile import profile
 from rung.roofline import roofline
 from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
@@ -141,11 +142,11 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
             return RungResult(spec.name, Status.SKIPPED, f"needs {need}, which is {why}")
     if spec.needs_gpu and device.kind != "cuda":
         return RungResult(spec.name, Status.SKIPPED, "no CUDA device on this machine")
-    if spec.pending:
-        return RungResult(spec.name, Status.SKIPPED, f"not built yet ({spec.pending})")
     if spec.in_controller:
         return CONTROLLER_RUNGS[spec.name](results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
+    if spec.profiler:
+        return profile(worker.hello, worker.log_dir, limit)
     start = time.perf_counter()
     try:
         return RungResult.from_dict(worker.call(spec.name, {}, limit))

@@ -20,7 +20,7 @@ AGENTS_MD = """\
 # Writing GPU kernels here, with rung
 
 This workspace is checked by rung, a ladder of named checks every kernel version climbs: load,
-compile, run, guard, correct, scale, bench, roofline, dump, trace (and profile later).
+compile, run, guard, correct, scale, bench, roofline, dump, trace, profile.
 
 ## The loop
 
@@ -41,7 +41,8 @@ compile, run, guard, correct, scale, bench, roofline, dump, trace (and profile l
    whether loads are 16 bytes wide and whether the tensor cores (HGMMA) are used; `bench` gives
    the median per benchmark case with its standard error; `roofline` says how far that is from
    the hardware's limit and whether the case is memory- or compute-bound; `trace` says which
-   kernel takes the time, how many launch per call and how long the GPU sits idle between them.
+   kernel takes the time, how many launch per call and how long the GPU sits idle between them;
+   `profile` (Nsight Compute) says whether each kernel is memory-, compute- or latency-bound.
 5. A fast but wrong kernel is worthless: a version that fails any rung is not an improvement,
    whatever it measures. Do not special-case the test shapes, cache outputs, touch the inputs,
    or call the reference: the guard rung looks for exactly that.
