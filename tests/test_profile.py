@@ -85,3 +85,22 @@ def test_a_hung_profile_is_killed(tmp_path, monkeypatch):
 def test_without_ncu_the_rung_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "find", lambda: None)
     assert profile(HELLO, tmp_path, 1).status == Status.SKIPPED
+
+
+def test_the_target_loads_the_case_and_warms_up_before_its_nvtx_range(tmp_path, monkeypatch):
+    """The stand-in runs the real target. On the CPU it gets as far as opening the NVTX range,
+    which needs a CUDA build: so the problem, the solution and the last case all loaded."""
+    fake_ncu(
+        tmp_path,
+        monkeypatch,
+        "import subprocess\nsys.exit(subprocess.call(sys.argv[sys.argv.index('--log-file') + 2:]))",
+    )
+    tiny = FIXTURES / "tiny"
+    hello = {
+        "problem": str(tiny),
+        "solution": str(tiny / "solutions" / "good.py"),
+        "seed": 3,
+        "run_dir": str(tmp_path),
+    }
+    r = profile(hello, tmp_path / "run", 120)
+    assert r.status == Status.ERROR and "NVTX functions not installed" in r.message, r.message
