@@ -64,18 +64,21 @@ def _section(title: str, body: str) -> str:
 def _ceilings(state: LoopState) -> str:
     d = state.device
     if not d.ceilings:
-        return f"{d.name} ({d.kind}): nothing timed here; correctness only. Kernels are compiled for sm_90 (H100/H200)."
+        return (
+            f"{d.name}: nothing is timed here, correctness only. Kernels are compiled for sm_90 (H100/H200)."
+        )
     rows = "\n".join(f"- {k}: {v:,.1f}" for k, v in d.ceilings.items() if isinstance(v, (int, float)))
     return f"{d.name} ({d.arch}), measured ceilings:\n{rows}"
 
 
 def _problem(state: LoopState) -> str:
     p = state.problem
-    parts = [p.doc.strip()] if p.doc else []
-    for f in problem_files(p.path):
-        text = f.read_text(errors="replace")
+    files = [(f.name, f.read_text(errors="replace")) for f in problem_files(p.path)]
+    doc = p.doc.strip()
+    parts = [doc] if doc and not any(doc[:200] in text for _, text in files) else []
+    for name, text in files:
         cut = f"\n# [... {len(text) - SOURCE_CHARS} more characters]" if len(text) > SOURCE_CHARS else ""
-        parts.append(f"{f.name}:\n```python\n{text[:SOURCE_CHARS]}{cut}\n```")
+        parts.append(f"{name}:\n```python\n{text[:SOURCE_CHARS]}{cut}\n```")
     parts.append(f"Test cases (checked for correctness): {p.tests}")
     parts.append(f"Benchmark cases (checked, then timed): {p.benchmarks}")
     if p.tolerance:
