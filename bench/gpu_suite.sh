@@ -26,15 +26,16 @@ if [ "$mode" != "--only-fidelity" ] && [ "$mode" != "--tune" ]; then
   for p in problems/*/; do
     name=$(basename "$p")
     # torch.compile costs tens of seconds per shape: the baseline is timed beside the tuned versions only.
-    RUNG_BASELINE=none python3 -m rung check "$p" "$p"solutions/correct/naive.py "$p"solutions/correct/torch*.py \
+    # Nsight Compute (the profile rung) likewise: on the tuned versions only.
+    RUNG_BASELINE=none RUNG_SKIP=profile python3 -m rung check "$p" "$p"solutions/correct/naive.py "$p"solutions/correct/torch*.py \
       --json > "$WORK/check_${name}_other.json"
     python3 -m rung check "$p" "$p"solutions/correct/tuned.py --json > "$WORK/check_${name}_tuned.json"
     echo "checked $name"
   done
   # Time to verdict: a second climb of the tuned softmax (warm caches, compiled kernels), no baseline.
-  RUNG_BASELINE=none python3 -m rung check problems/softmax problems/softmax/solutions/correct/tuned.py --json \
+  RUNG_BASELINE=none RUNG_SKIP=profile python3 -m rung check problems/softmax problems/softmax/solutions/correct/tuned.py --json \
     > "$WORK/ttv_softmax.json"
-  RUNG_BASELINE=none python3 -m rung check problems/softmax problems/softmax/solutions/correct/tuned.py --json \
+  RUNG_BASELINE=none RUNG_SKIP=profile python3 -m rung check problems/softmax problems/softmax/solutions/correct/tuned.py --json \
     > "$WORK/ttv_softmax.json"
 fi
 if [ "$mode" = "--fidelity" ] || [ "$mode" = "--only-fidelity" ]; then
@@ -43,7 +44,7 @@ fi
 if [ "$mode" = "--tune" ]; then
   # Every TUNE combination of the naive versions (the plateau rule off: this is a search).
   for name in vector_add softmax; do
-    RUNG_BASELINE=none python3 -m rung optimize "problems/$name" --agent tune \
+    RUNG_BASELINE=none RUNG_SKIP=profile python3 -m rung optimize "problems/$name" --agent tune \
       --from "problems/$name/solutions/correct/naive.py" --parallel 4 --rounds 10 --plateau 100 --json \
       > "$WORK/tune_$name.json"
     RUNG_BASELINE=none python3 -m rung check "problems/$name" "problems/$name/solutions/correct/tuned.py" --json \

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
+from rung import knobs
+from rung.spec import Status
 from tests.conftest import FIXTURES
 
 TINY = FIXTURES / "tiny"
@@ -127,3 +130,21 @@ def test_init_and_new_give_a_problem_that_climbs(tmp_path):
     again = rung("new", "scale_shift", cwd=tmp_path)
     assert again.returncode == 2 and "already exists" in again.stderr
     assert rung("new", "Bad-Name", cwd=tmp_path).returncode == 2
+
+
+def test_rung_skip_leaves_rungs_out_saying_so(tmp_path, climb):
+    with knobs.scoped(RUNG_SKIP="compile, profile"):
+        run = climb(TINY, SOL / "good.py")
+    status = {r.name: (r.status, r.message) for r in run.rungs}
+    assert status["compile"] == (Status.SKIPPED, "left out (RUNG_SKIP)")
+    assert status["dump"] == (Status.SKIPPED, "needs compile, which is SKIPPED")
+    assert status["correct"][0] == Status.OK and run.ok
+    done = subprocess.run(
+        [sys.executable, "-m", "rung", "check", str(TINY), str(SOL / "good.py"), "-w", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RUNG_SKIP": "profiel"},
+    )
+    assert done.returncode == 2 and "RUNG_SKIP names profiel: not a rung" in done.stderr
+    assert json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)["runs"] == []

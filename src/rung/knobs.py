@@ -61,6 +61,12 @@ KNOBS: dict[str, Knob] = {
         Knob("RUNG_ROOFLINE_TARGET", float, 0.9, "fraction of the roofline counted as 'at roofline'"),
         Knob("RUNG_CACHE_DIR", str, "", "where measured device ceilings are cached; default ~/.cache/rung"),
         Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
+        Knob(
+            "RUNG_SKIP",
+            str,
+            "",
+            "comma-separated rungs to leave out (SKIPPED, saying so), e.g. 'profile' while iterating",
+        ),
         Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),
         Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a worker's stderr kept in a crash message"),
     ]

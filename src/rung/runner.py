@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rung import devices, knobs
-from rung.errors import ProblemError
+from rung.errors import ProblemError, UsageError
 from rung.ladder import LADDER, RungSpec
 from rung.profile import profile
 from rung.roofline import roofline
@@ -109,6 +109,7 @@ def climb(
     parent: str | None = None,
 ) -> Run:
     """Climb every rung for one solution, storing each as it ends; return the finished run."""
+    left_out = skipped_rungs()
     solution = Solution.from_file(solution_path, parent=parent)
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment())
@@ -120,7 +121,10 @@ def climb(
     results: dict[str, RungResult] = {}
     try:
         for spec in LADDER:
-            result = _one(spec, results, device, builder if spec.builds_only else worker)
+            if spec.name in left_out:
+                result = RungResult(spec.name, Status.SKIPPED, "left out (RUNG_SKIP)")
+            else:
+                result = _one(spec, results, device, builder if spec.builds_only else worker)
             results[spec.name] = result
             store.add_rung(run, result)
             if on_rung:
@@ -132,6 +136,17 @@ def climb(
     if on_run:
         on_run(run)
     return run
+
+
+def skipped_rungs() -> set[str]:
+    """The rungs RUNG_SKIP leaves out; UsageError for a name the ladder does not have."""
+    names = {n.strip() for n in str(knobs.get("RUNG_SKIP")).split(",") if n.strip()}
+    unknown = names - {spec.name for spec in LADDER}
+    if unknown:
+        raise UsageError(
+            f"RUNG_SKIP names {', '.join(sorted(unknown))}: not a rung ({', '.join(s.name for s in LADDER)})"
+        )
+    return names
 
 
 def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker: Worker) -> RungResult:
