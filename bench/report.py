@@ -89,6 +89,29 @@ def fidelity(work: Path) -> list[str]:
     return lines
 
 
+def profiles(work: Path) -> list[str]:
+    """The profile rung's hottest kernel per profiled solution (Nsight Compute)."""
+    lines = [
+        "| problem | solution | hottest kernel | us | reading | DRAM GB/s | occupancy % | regs |",
+        "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for path in sorted(work.glob("check_*.json")):
+        if not path.stat().st_size:
+            continue
+        doc = json.loads(path.read_text())
+        for sol in doc["solutions"]:
+            prof = _rungs(sol).get("profile", {})
+            if prof.get("status") != "OK":
+                continue
+            k = prof["metrics"]["kernels"][0]
+            lines.append(
+                f"| {doc['problem']} | {Path(sol['path']).name} | {k['name'][:40]} | "
+                f"{k.get('duration_ns', 0) / 1e3:.1f} | {k['reading']} | {k.get('dram_gbps', 0):.0f} | "
+                f"{k.get('occupancy_pct', 0):.0f} | {k.get('registers', 0):.0f} |"
+            )
+    return lines if len(lines) > 2 else []
+
+
 def _geomean_ms(solution: dict[str, Any]) -> float | None:
     cases = _rungs(solution).get("bench", {}).get("metrics", {}).get("cases", [])
     if not cases:
@@ -129,7 +152,7 @@ def main() -> None:
             ", ".join(f"{k} {v:.1f}" for k, v in d["ceilings"].items() if isinstance(v, (int, float))),
         )
         print()
-    for block in (checks(work), time_to_verdict(work), fidelity(work), tune(work)):
+    for block in (checks(work), profiles(work), time_to_verdict(work), fidelity(work), tune(work)):
         if block:
             print("\n".join(block))
             print()
