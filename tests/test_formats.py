@@ -128,6 +128,9 @@ def test_bad_gpumode_folder_exits_two_from_the_cli(tmp_path):
     ids=["gpumode", "kernelbench"],
 )
 def test_optimize_runs_on_both_formats(tmp_path, problem, start, candidate):
+    if candidate == start:  # a version that only differs by a comment: the same kernel, a new version
+        candidate = tmp_path / candidate.name
+        candidate.write_text(start.read_text() + "# a second version\n")
     args = ["optimize", str(problem), "--agent", "replay", "--from", str(start), "--replay", str(candidate)]
     done = subprocess.run(
         [sys.executable, "-m", "rung", *args, "--json", "-w", str(tmp_path)],

@@ -17,7 +17,7 @@ import pytest
 from rung import knobs, runner
 from rung.agents import LoopState, Tried
 from rung.agents.llm import LLMAgent
-from rung.agents.prompt import read_reply
+from rung.agents.prompt import fenced, read_reply
 from rung.agents.providers import LLMConfig, Provider
 from rung.errors import UsageError
 from rung.optimize import Budget, optimize
@@ -172,6 +172,14 @@ def test_reply_reading_takes_the_last_block_that_defines_the_entry():
     source, note, error = read_reply(text, "def custom_kernel")
     assert error == "" and source.startswith("def custom_kernel") and note == "llm version"
     assert read_reply("```python\nclass ModelNew: pass\n```", "def custom_kernel")[2] != ""
+    longer = '````python\ndef custom_kernel(x):\n    """Not ```this```."""\n    return x\n````\n'
+    assert read_reply(longer, "def custom_kernel")[0].endswith("return x\n")
+
+
+def test_prompt_fences_cannot_be_closed_by_what_they_hold():
+    text = "a README with\n```\ncode\n```\n"
+    assert fenced(text).startswith("````\n") and fenced(text).endswith("\n````")
+    assert fenced("plain", "python") == "```python\nplain\n```"
 
 
 def test_the_loop_runs_end_to_end_through_the_sdk(tmp_path, monkeypatch):

@@ -177,7 +177,11 @@ def test_events_as_json_lines_end_with_the_summary(tmp_path):
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [e["event"] for e in events]
-    assert kinds == ["start", "round_start", "candidate", "round", "round_start", "done"]
+    # The replayed version is the start itself: not climbed twice, a failed candidate saying so.
+    assert kinds == ["start", "round_start", "no_version", "round", "round_start", "done"]
+    assert (
+        events[2]["error"] == f"the same source as run {events[0]['run']}, which already climbed the ladder"
+    )
     assert events[1]["left"] == {"rounds": 10} and events[1]["in_flight"] == 1
     assert events[-1]["reason"] == "the agent has nothing more to propose"
     assert events[-1]["spent"]["rounds"] == 1 and events[-1]["spent"]["overhead_s"] >= 0

@@ -6,7 +6,8 @@ tokens and cost, and climbs the whole ladder as soon as it arrives (an LLM's oth
 still being written meanwhile). Climbs run one at a time: a GPU shared by two timings times
 neither. A version counts only if it passes every rung that ran; it replaces the best only if
 its benchmark time (geometric mean of the case medians) is lower by more than twice the measured
-noise. A proposal with no solution (a reply without one, a timeout) is a failed candidate.
+noise. A proposal with no solution (a reply without one, a timeout), or with the very source of a
+version already climbed in this loop, is a failed candidate with the reason.
 
 Stop rules, checked between rounds: the roofline target reached, the agent out of proposals,
 the budgets (rounds, wall time, tokens, money), a plateau (`plateau` rounds without a gain), or
@@ -171,6 +172,7 @@ def optimize(
     versions = store.root / "versions" / problem.name
     versions.mkdir(parents=True, exist_ok=True)
     stale = 0
+    climbed_runs = {best_run.solution.sha256: best_run.id}  # source hash -> run: none climbs twice
     while True:
         outcome.spent.wall_s = time.monotonic() - began
         pct = roofline_pct(state.best.run)
@@ -202,9 +204,14 @@ def optimize(
             proposed += 1
             outcome.spent.tokens += p.tokens_in + p.tokens_out
             outcome.spent.usd += p.cost_usd or 0.0
+            sha = hashlib.sha256(p.source.encode()).hexdigest()
+            if p.source and sha in climbed_runs:
+                p.error = f"the same source as run {climbed_runs[sha]}, which already climbed the ladder"
             t = time.monotonic()
-            run = _climb_version(store, problem, device, versions, p, state.best.run) if p.source else None
+            run = None if p.error else _climb_version(store, problem, device, versions, p, state.best.run)
             climbed += time.monotonic() - t
+            if run is not None:
+                climbed_runs[sha] = run.id
             ladder_s = (run.finished or 0.0) - run.started if run else 0.0
             store.add_proposal(agent.name, p, state.round, run, ladder_s, gpu_seconds(run) if run else 0.0)
             if run is None:

@@ -193,7 +193,7 @@ def event(e: dict[str, Any], rounds: int) -> str:
     kind = e["event"]
     if kind == "round_start":
         best = f"{e['best_ms']:.4g} ms" if e.get("best_ms") is not None else "untimed"
-        left = ", ".join(f"{v} {k.replace('_s', ' s')}" for k, v in e["left"].items())
+        left = ", ".join(_left(k, v) for k, v in e["left"].items())
         return (
             f"round {e['round']}/{rounds} · {e['in_flight']} candidate(s) in flight · "
             f"best run {e['best_run']} ({best}) · left: {left}"
@@ -211,3 +211,11 @@ def event(e: dict[str, Any], rounds: int) -> str:
     if kind == "hint":
         return f"hint added: {e['hint']}"
     return " ".join(f"{k}={v}" for k, v in e.items())
+
+
+def _left(key: str, value: Any) -> str:
+    if key == "wall_s":
+        return f"{value / 60:.1f} min"
+    if key == "usd":
+        return f"${value:.2f}"
+    return f"{value} {key}"

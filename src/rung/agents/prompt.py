@@ -57,6 +57,13 @@ def ladder_text(run: Run) -> str:
     return "\n".join(lines)
 
 
+def fenced(text: str, lang: str = "") -> str:
+    """`text` in a code fence longer than any run of backticks inside it, so it cannot close early."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
 def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body.strip()}\n"
 
@@ -78,7 +85,7 @@ def _problem(state: LoopState) -> str:
     parts = [doc] if doc and not any(doc[:200] in text for _, text in files) else []
     for name, text in files:
         cut = f"\n# [... {len(text) - SOURCE_CHARS} more characters]" if len(text) > SOURCE_CHARS else ""
-        parts.append(f"{name}:\n```python\n{text[:SOURCE_CHARS]}{cut}\n```")
+        parts.append(f"{name}:\n" + fenced(text[:SOURCE_CHARS] + cut, "python"))
     parts.append(f"Test cases (checked for correctness): {p.tests}")
     parts.append(f"Benchmark cases (checked, then timed): {p.benchmarks}")
     if p.tolerance:
@@ -89,7 +96,7 @@ def _problem(state: LoopState) -> str:
 def _version(t: Tried, with_source: bool) -> str:
     body = ladder_text(t.run)
     if with_source:
-        body += f"\n\nsource:\n```python\n{t.source}\n```"
+        body += "\n\nsource:\n" + fenced(t.source, "python")
     return body
 
 
@@ -123,7 +130,7 @@ def build(state: LoopState, snippets: list[Any]) -> str:
         parts.append(
             _section(
                 "Context (documentation and examples)",
-                "\n\n".join(f"{s.path}:{s.line}\n```\n{s.text.strip()}\n```" for s in snippets),
+                "\n\n".join(f"{s.path}:{s.line}\n" + fenced(s.text.strip()) for s in snippets),
             )
         )
     if state.hints:
@@ -141,7 +148,8 @@ def build(state: LoopState, snippets: list[Any]) -> str:
     return "\n".join(parts)
 
 
-_BLOCK = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL)
+# A fenced block: an opening run of 3+ backticks at a line start, closed by the same run alone on a line.
+_BLOCK = re.compile(r"^(`{3,})[ \t]*(?:python3?|py)?[ \t]*\n(.*?)^\1[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 def read_reply(text: str, entry: str) -> tuple[str, str, str]:
@@ -149,7 +157,7 @@ def read_reply(text: str, entry: str) -> tuple[str, str, str]:
     No such block, or one that does not parse, gives an empty source and the reason."""
     note_match = re.search(r"^\s*NOTE:\s*(.+)$", text, re.MULTILINE)
     note = note_match.group(1).strip()[:200] if note_match else "llm version"
-    blocks = [b for b in _BLOCK.findall(text) if re.search(rf"^{entry}\b", b, re.MULTILINE)]
+    blocks = [b for _, b in _BLOCK.findall(text) if re.search(rf"^{entry}\b", b, re.MULTILINE)]
     if not blocks:
         return "", note, f"the reply holds no complete solution file (no ```python block with `{entry}`)"
     source = blocks[-1].strip() + "\n"
