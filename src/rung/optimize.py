@@ -207,6 +207,8 @@ def optimize(
             sha = hashlib.sha256(p.source.encode()).hexdigest()
             if p.source and sha in climbed_runs:
                 p.error = f"the same source as run {climbed_runs[sha]}, which already climbed the ladder"
+            if not p.error:
+                emit({"event": "climbing", "round": state.round, "note": p.note})
             t = time.monotonic()
             run = None if p.error else _climb_version(store, problem, device, versions, p, state.best.run)
             climbed += time.monotonic() - t

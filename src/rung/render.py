@@ -201,6 +201,8 @@ def event(e: dict[str, Any], rounds: int) -> str:
     if kind == "candidate":
         timed = f" {e['score_ms']:.4g} ms" if e.get("score_ms") is not None else ""
         return f"  run {e['run']}: {e['verdict']}{timed}  ({e['note']})"
+    if kind == "climbing":
+        return f"  climbing the ladder: {e['note']}"
     if kind == "no_version":
         return f"  no version: {e['error']}"
     if kind == "round":
