@@ -1,7 +1,8 @@
 """Every shipped problem: each correct solution passes, each wrong one fails where expected.yml says.
 
 The expectations are data beside the solutions (solutions/wrong/expected.yml): the rung each wrong
-solution must fail at and words its message must contain.
+solution must fail at and words its message must contain, and (`or_first`) rungs that may fire
+before it by chance, as the guard's determinism check does when a kernel reads out of bounds.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def test_wrong_solution_fails_for_its_named_reason(climb, solution):
     run = climb(solution.parents[2], solution)
     assert not run.ok
     first_bad = next(r for r in run.rungs if r.status.bad)
-    assert first_bad.name == want["rung"], f"{first_bad.name}: {first_bad.message}"
+    allowed = [want["rung"], *want.get("or_first", [])]  # rungs that may, by chance, fire before it
+    assert first_bad.name in allowed, f"{first_bad.name}: {first_bad.message}"
     assert first_bad.status == Status.FAILED
-    assert want["says"] in first_bad.message
+    named = rung_of(run, want["rung"])
+    assert named.status == Status.FAILED and want["says"] in named.message, named.message
