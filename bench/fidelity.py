@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rung.rungs.bench import measure as rung_measure  # noqa: E402
+from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
 
 NVTX = "rung_target"
@@ -47,41 +48,50 @@ def _load(path: Path, name: str) -> Any:
     return module
 
 
-def _problem_targets(problem: str, solution: str) -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
+Target = Callable[[], Callable[[int], Any]]  # builds a call of the kernel; call(i) uses input set i mod n
+
+
+def _rotating(fn: Callable[..., Any], make_inputs: Callable[[int], tuple[Any, ...]]) -> Callable[[int], Any]:
+    """Input sets at distinct addresses, as many as the bench rung rotates through for this size."""
+    first = make_inputs(0)
+    sets = [first] + [make_inputs(k) for k in range(1, rotation(first))]
+    return lambda i: fn(*sets[i % len(sets)])
+
+
+def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
     folder = ROOT / "problems" / problem
-    out: list[tuple[str, Callable[[], Callable[[], Any]]]] = []
+    out: list[tuple[str, Target]] = []
     if not (folder / "problem.py").is_file():
         return out
     for case in _load(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
 
-        def make(case: dict[str, Any] = case) -> Callable[[], Any]:
+        def make(case: dict[str, Any] = case) -> Callable[[int], Any]:
             p = _load(folder / "problem.py", f"fid_{problem}")
             fn = _load(folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}").custom_kernel
-            inputs = p.generate_input(seed=1, device="cuda", **case)
-            return lambda: fn(*inputs)
+            return _rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
 
         out.append((f"{problem}/{solution} {case}", make))
     return out
 
 
-def targets() -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
+def targets() -> list[tuple[str, Target]]:
     va = _load(
         ROOT / "problems" / "vector_add" / "solutions" / "correct" / "tuned.py", "fid_va"
     ).custom_kernel
-    out: list[tuple[str, Callable[[], Callable[[], Any]]]] = []
+    out: list[tuple[str, Target]] = []
     for log2 in (12, 16, 20, 24, 28):
 
-        def make(n: int = 2**log2) -> Callable[[], Any]:
-            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
-            return lambda: va(x, y)
+        def make(n: int = 2**log2) -> Callable[[int], Any]:
+            return _rotating(va, lambda k: (torch.randn(n, device="cuda"), torch.randn(n, device="cuda")))
 
         out.append((f"vector_add 2^{log2}", make))
     out += _problem_targets("softmax", "tuned.py") + _problem_targets("layer_norm", "tuned.py")
 
-    def matmul() -> Callable[[], Any]:
-        a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-        return lambda: a @ b
+    def matmul() -> Callable[[int], Any]:
+        def inputs(k: int) -> tuple[Any, ...]:
+            return tuple(torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+
+        return _rotating(torch.matmul, inputs)
 
     out.append(("torch bf16 matmul 4096^3", matmul))
     return out
@@ -91,12 +101,12 @@ def child(name: str, launches: int) -> None:
     """Under ncu: warm up outside the NVTX range, then `launches` calls inside it."""
     make = dict(targets())[name]
     call = make()
-    for _ in range(5):
-        call()
+    for i in range(5):
+        call(i)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_push(NVTX)
-    for _ in range(launches):
-        call()
+    for i in range(launches):
+        call(i)
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
 
@@ -151,13 +161,17 @@ def ncu_median_ms(name: str, launches: int = 5) -> dict[str, Any]:
     }
 
 
-def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) -> dict[str, Any]:
+def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
     import triton
 
     call = make()
     policy, flush = Policy.from_knobs(), Flusher()
     trace = Path(tempfile.mkdtemp()) / "trace.json"
-    repeats = [rung_measure(lambda i: call(), policy, flush, trace) for _ in range(5)]
+    repeats, walls = [], []
+    for _ in range(5):
+        start = time.perf_counter()
+        repeats.append(rung_measure(call, policy, flush, trace))
+        walls.append(time.perf_counter() - start)
     medians = [r["median_ms"] for r in repeats]
     row: dict[str, Any] = {
         "target": name,
@@ -168,14 +182,22 @@ def measure(name: str, make: Callable[[], Callable[[], Any]], with_ncu: bool) ->
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
         "rung_spread": max(medians) / min(medians) - 1,
-        "do_bench_median_ms": float(triton.testing.do_bench(call, return_mode="median")),
+        "do_bench_median_ms": float(triton.testing.do_bench(lambda: call(0), return_mode="median")),
     }
+    row["rung_wall_s"] = statistics.median(walls)  # one measurement: warm-up, events, CUPTI pass
     start = time.perf_counter()
-    plain = plain_protocol(lambda i: call(), flush, target_rel_sem=0.001, max_s=3.0)
+    plain = plain_protocol(call, flush, target_rel_sem=0.001, max_s=3.0)
     row["plain_median_ms"], row["plain_samples"] = plain["median_ms"], plain["samples"]
     row["plain_wall_s"] = time.perf_counter() - start
+    start = time.perf_counter()  # the plain protocol at rung's own precision target, for time to verdict
+    same = plain_protocol(call, flush, target_rel_sem=policy.target_rel_sem, max_s=3.0)
+    row["plain_same_sem_wall_s"], row["plain_same_sem_median_ms"] = (
+        time.perf_counter() - start,
+        same["median_ms"],
+    )
     if medians[0] < 0.05:
-        row["graph_median_ms"] = graph_timed(lambda i: call(), policy, flush)["median_ms"]
+        graph = graph_timed(call, medians[0], policy, flush)
+        row["graph_median_ms"], row["graph_calls_per_replay"] = graph["median_ms"], graph["calls_per_replay"]
     if with_ncu:
         ncu = ncu_median_ms(name)
         row["ncu"] = ncu

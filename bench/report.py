@@ -56,8 +56,15 @@ def time_to_verdict(work: Path) -> list[str]:
     seconds = {r["name"]: r["seconds"] for r in s["rungs"]}
     total = sum(v for k, v in seconds.items() if k != "compile")
     parts = ", ".join(f"{k} {v:.2f}" for k, v in seconds.items() if v >= 0.01)
+    bench = next((r for r in s["rungs"] if r["name"] == "bench"), {})
+    walls = [
+        f"{c['case']}: " + ", ".join(f"{k} {v:.2f}" for k, v in c.get("wall_s", {}).items())
+        for c in bench.get("metrics", {}).get("cases", [])
+    ]
     return [
-        f"Time to verdict, tuned softmax, load through roofline, compile excluded: **{total:.2f} s** ({parts})"
+        f"Time to verdict, tuned softmax, load through roofline, compile excluded: **{total:.2f} s** ({parts})",
+        "",
+        *(f"- bench {w}" for w in walls),
     ]
 
 
@@ -69,8 +76,9 @@ def fidelity(work: Path) -> list[str]:
     lines = [
         f"Fidelity ({doc['device']}, torch {doc['torch']}, {doc['date']}):",
         "",
-        "| kernel | rung us | ncu us | rung/ncu-1 | graph us | graph/ncu-1 | do_bench us | plain us | 5-run spread |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| kernel | rung us | ncu us | rung/ncu-1 | graph us | graph/ncu-1 | do_bench us | plain us | 5-run spread "
+        "| rung s | plain s (same SEM) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in doc["rows"]:
         ncu = r.get("ncu", {})
@@ -84,7 +92,8 @@ def fidelity(work: Path) -> list[str]:
         lines.append(
             f"| {r['target']} | {us(r['rung_median_ms'])} | {us(ncu.get('median_ms'))} | {pct(r.get('rung_vs_ncu'))} | "
             f"{us(r.get('graph_median_ms'))} | {pct(r.get('graph_vs_ncu'))} | {us(r['do_bench_median_ms'])} | "
-            f"{us(r['plain_median_ms'])} | {r['rung_spread']:.2%} |"
+            f"{us(r['plain_median_ms'])} | {r['rung_spread']:.2%} | {r.get('rung_wall_s', 0):.2f} | "
+            f"{r.get('plain_same_sem_wall_s', 0):.2f} |"
         )
     return lines
 
@@ -142,6 +151,15 @@ def tune(work: Path) -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+def gpumode(work: Path) -> list[str]:
+    path = work / "gpumode.json"
+    if not path.exists():
+        return []
+    from gpumode_agreement import table  # beside this file
+
+    return ["rung against GPU MODE's own evaluation:", "", table(json.loads(path.read_text())["rows"])]
+
+
 def main() -> None:
     work = Path(sys.argv[1])
     device = work / "device.json"
@@ -152,7 +170,14 @@ def main() -> None:
             ", ".join(f"{k} {v:.1f}" for k, v in d["ceilings"].items() if isinstance(v, (int, float))),
         )
         print()
-    for block in (checks(work), profiles(work), time_to_verdict(work), fidelity(work), tune(work)):
+    for block in (
+        checks(work),
+        profiles(work),
+        time_to_verdict(work),
+        gpumode(work),
+        fidelity(work),
+        tune(work),
+    ):
         if block:
             print("\n".join(block))
             print()

@@ -41,8 +41,12 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
         assert case["timing"] == "cupti" and case["kernels_per_call"] == 1, case
         assert case["events"]["median_ms"] >= case["median_ms"] * 0.98  # events include launch latency
         assert case["input_sets"] >= 2
+        assert {"check", "solution", "reference"} <= set(case["wall_s"])  # where the time went
     small = bench.metrics["cases"][0]
     assert "graph" in small or small["median_ms"] >= 0.020
+    if "graph" in small:  # many calls per replay: one launch latency spread over them all
+        assert small["graph"]["calls_per_replay"] >= 8
+        assert small["graph"]["median_ms"] < small["events"]["median_ms"], small
     roof = rung_of(run, "roofline")
     assert roof.status == Status.OK
     assert all(c["bound"] == "memory" for c in roof.metrics["cases"])

@@ -4,15 +4,18 @@ For each case: several input sets at distinct addresses (rotated, so neither out
 L2 residency flatters the figure); the solution checked against the reference on the first set
 (a wrong case is not timed); then the solution, the reference and the baseline (torch.compile of
 the reference) each measured the same way (`measure`: event timing with an adaptive stop, then
-as many calls again under CUPTI, whose per-call device span is the headline figure); a CUDA-graph
-figure for calls under 20 us; the SM clock read at the start and end of sampling. Each finished case is appended to `bench/partial.jsonl`,
-so a crash later keeps what was measured.
-"""
+as many calls again under CUPTI, whose per-call device span is the headline figure); for calls
+under 20 us, the per-call time of a CUDA graph of many calls back to back (`graph`); the SM
+clock read at the start and end of sampling. Warm-up is the policy's for the first timing, short
+after it (the GPU is hot, and each case's kernels were compiled by its correctness check). Each
+case records where its wall time went (`wall_s`). Each finished case is appended to
+`bench/partial.jsonl`, so a crash later keeps what was measured."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,20 @@ from rung.timing import Flusher, Policy, graph_timed, timed
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
 CUPTI_MIN_CALLS, CUPTI_MAX_CALLS = 20, 100
+HOT_WARMUP_S = 0.03  # warm-up once the GPU is hot: every timing after the first case's solution
+
+
+class Walls:
+    """Wall seconds per phase of a case (where the time to a verdict goes)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self._t, 4)
+        self._t = now
 
 
 def bench(session: Any, params: dict[str, Any]) -> RungResult:
@@ -42,9 +59,10 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / "partial.jsonl"
     policy, flush = Policy.from_knobs(), Flusher()
+    hot = dataclasses.replace(policy, warmup_s=min(policy.warmup_s, HOT_WARMUP_S))
     results, artifacts = [], []
     for index, case in enumerate(cases):
-        r, trace = _case(session, index, case, policy, flush, out_dir)
+        r, trace = _case(session, index, case, policy if index == 0 else hot, hot, flush, out_dir)
         results.append(r)
         artifacts.append(str(trace))
         with partial.open("a") as f:
@@ -65,8 +83,9 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
 
 
 def _case(
-    session: Any, index: int, case: dict[str, Any], policy: Policy, flush: Flusher, out_dir: Path
+    session: Any, index: int, case: dict[str, Any], policy: Policy, hot: Policy, flush: Flusher, out_dir: Path
 ) -> tuple[dict[str, Any], Path]:
+    wall = Walls()
     seed = trial_seed(session.seed, 1000 + index, 0)
     first = session.inputs(case, seed)
     ok, message, _ = check_inputs(session, first)
@@ -74,7 +93,8 @@ def _case(
         raise Failed(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
-    sets = [first] + [session.inputs(case, seed + k) for k in range(1, _rotation(first))]
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first))]
+    wall.lap("check")
     fn = session.entry
 
     def solution(i: int) -> Any:
@@ -85,26 +105,31 @@ def _case(
 
     before = Reading.start()  # nvidia-smi samples while the solution warms up
     sol = measure(solution, policy, flush, out_dir / f"case{index}.trace.json")
+    wall.lap("solution")
     after = Reading.start()  # ... and while the reference runs, right after the solution's samples
-    warm = dataclasses.replace(policy, warmup_s=min(policy.warmup_s, 0.03))  # the GPU is hot by now
-    ref = measure(reference, warm, flush, out_dir / f"case{index}.reference.trace.json")
+    ref = measure(reference, hot, flush, out_dir / f"case{index}.reference.trace.json")
+    wall.lap("reference")
     clocks = [before.result(), after.result()]
+    wall.lap("clocks")
     r: dict[str, Any] = {"case": case, "input_sets": len(sets), **sol, "clocks": clocks}
     r["throttled"] = any(c.get("throttled") for c in clocks)
     r["reference"] = ref
     r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, sol)
     if str(knobs.get("RUNG_BASELINE")) == "compile":
-        r["compile"] = _baseline(session, sets, warm, flush, out_dir / f"case{index}.compile.trace.json")
+        r["compile"] = _baseline(session, sets, hot, flush, out_dir / f"case{index}.compile.trace.json")
         if "median_ms" in r["compile"]:
             r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], sol)
+        wall.lap("baseline")
     if sol["median_ms"] < GRAPH_BELOW_MS:
-        r["graph"] = _guarded(lambda: _public(graph_timed(solution, policy, flush)))
+        r["graph"] = _guarded(lambda: graph_timed(solution, sol["median_ms"], hot, flush))
+        wall.lap("graph")
     cost = session.problem.cost(case)
     if cost:
         r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or _math(first)})
         seconds = sol["median_ms"] / 1e3
         r["achieved_gbps"] = cost["bytes"] / seconds / 1e9
         r["achieved_tflops"] = cost["flops"] / seconds / 1e12
+    r["wall_s"] = wall.laps
     return r, out_dir / f"case{index}.trace.json"
 
 
@@ -113,20 +138,24 @@ def measure(call: Callable[[int], Any], policy: Policy, flush: Flusher, trace: P
     CUPTI: the headline figures are CUPTI's per-call device span (first kernel start to last kernel
     end), which leaves out the launch latency every event pair includes; the event figures stay
     under `events`. Where CUPTI gives nothing, the event figures are the headline."""
+    wall = Walls()
     events = timed(call, policy, flush)
+    wall.lap("events")
     calls = max(CUPTI_MIN_CALLS, min(int(events["samples"]), CUPTI_MAX_CALLS))
     try:
         cu = cupti(call, flush, trace, calls)
     except Exception as e:
         cu = {"error": f"{type(e).__name__}: {e}"}
-    public = _public(events)
+    wall.lap("cupti")
+    public = {**_public(events), "wall_s": wall.laps}
     if "error" in cu:
         return {**public, "timing": "events", "cupti_error": cu["error"]}
     spans = cu.pop("spans_ms")
     return {**summary(spans), "timing": "cupti", **cu, "events": public}
 
 
-def _rotation(inputs: tuple[Any, ...]) -> int:
+def rotation(inputs: tuple[Any, ...]) -> int:
+    """How many input sets a case rotates through: as many as fit in ROTATION_BYTES, 2 to 8."""
     size = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
     return max(2, min(8, ROTATION_BYTES // max(size, 1)))
 
