@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything rung measures on a GPU, in one call, stage by stage:
 #
-#   tests     the `gpu` tests
+#   tests     the `gpu` tests (tests/test_gpu.py: the other test files need the dev extras)
 #   examples  every example problem through the whole ladder (profile rung on the tuned versions)
 #   ttv       time to verdict: a second climb of the tuned softmax (warm caches), no baseline
 #   gpumode   rung's verdicts and medians against GPU MODE's own evaluation (bench/gpumode_agreement.py)
@@ -36,7 +36,7 @@ for stage in $stages; do
   began=$SECONDS
   case $stage in
     tests)
-      capped python3 -m pytest -m gpu -q -p no:cacheprovider tests > "$OUT/gpu_tests.log" 2>&1
+      capped python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu.py > "$OUT/gpu_tests.log" 2>&1
       tail -3 "$OUT/gpu_tests.log" ;;
     examples)
       for name in ${EXAMPLES:-$(ls problems)}; do
