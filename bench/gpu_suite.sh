@@ -6,20 +6,25 @@
 #   ttv       time to verdict: a second climb of the tuned softmax (warm caches), no baseline
 #   gpumode   rung's verdicts and medians against GPU MODE's own evaluation (bench/gpumode_agreement.py)
 #   fidelity  rung's timing against ncu, do_bench and the plain protocol (bench/fidelity.py)
-#   tune      the tune agent from the naive vector add and softmax, against the tuned versions
+#   tune      the tune agent from the naive softmax and vector add, against the tuned versions
 #
 #   bash bench/gpu_suite.sh [STAGE ...]        (default: tests examples ttv gpumode)
 #
-# Results (JSON per run, logs, results.md from bench/report.py) go to $OUT (default ./results)
-# as each stage ends, so a call cut short keeps what finished. Each stage has a time cap
-# (STAGE_CAP_S, default 480 s). EXAMPLES="softmax matmul" limits the examples stage to those. The torch.compile baseline is off throughout (RUNG_BASELINE=none):
-# compiling every shape costs minutes; `rung check` times it by default.
+# Results (JSON per run, logs, results.md from bench/report.py) are written to $WORK/results
+# and, as each stage ends, packed into results.tar.gz beside a copy of results.md in the caller's
+# $OUT (default ./results; the device tool brings back 8 files at most), so a call cut short keeps
+# what finished. Each stage has a time cap
+# (STAGE_CAP_S, default 480 s). EXAMPLES="softmax matmul" limits the examples stage to those;
+# TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
+# The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
+# minutes; `rung check` times it by default.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/results}
+DEST=${OUT:-$PWD/results}
 WORK=${WORK:-/tmp/rung-suite}
+OUT=$WORK/results
 CAP=${STAGE_CAP_S:-480}
-mkdir -p "$OUT" "$WORK"
+mkdir -p "$DEST" "$OUT"
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 fi
@@ -57,10 +62,10 @@ for stage in $stages; do
     fidelity)
       capped python3 bench/fidelity.py --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1 ;;
     tune)
-      # Every TUNE combination of the naive versions (the plateau rule off: this is a search).
-      for name in vector_add softmax; do
+      # TUNE combinations of the naive versions (the plateau rule off: this is a search).
+      for name in ${TUNE:-softmax vector_add}; do
         RUNG_SKIP=profile capped python3 -m rung optimize "problems/$name" --agent tune \
-          --from "problems/$name/solutions/correct/naive.py" --parallel 4 --rounds 10 --plateau 100 --json \
+          --from "problems/$name/solutions/correct/naive.py" --parallel 4 --rounds "${TUNE_ROUNDS:-10}" --plateau 100 --json \
           > "$OUT/tune_$name.json"
         [ -s "$OUT/check_${name}_tuned.json" ] || RUNG_SKIP=profile capped python3 -m rung check "problems/$name" \
           "problems/$name/solutions/correct/tuned.py" --json > "$OUT/check_${name}_tuned.json"
@@ -69,5 +74,6 @@ for stage in $stages; do
   esac
   echo "stage $stage: $((SECONDS - began)) s" | tee -a "$OUT/stages.txt"
   python3 bench/report.py "$OUT" > "$OUT/results.md"
+  tar czf "$DEST/results.tar.gz" -C "$OUT" . && cp "$OUT/results.md" "$DEST/"
 done
 cat "$OUT/results.md"

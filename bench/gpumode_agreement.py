@@ -74,6 +74,22 @@ def rung_check(folder: Path, submission: Path) -> dict[str, Any]:
         "verdict": solution["verdict"],
         "why": f"{failed['name']}: {failed['message'][:160]}" if failed else "",
         "medians_ms": [c["median_ms"] for c in bench.get("metrics", {}).get("cases", [])],
+        "timing": [_timing(c) for c in bench.get("metrics", {}).get("cases", [])],
+    }
+
+
+def _timing(case: dict[str, Any]) -> dict[str, Any]:
+    """Where rung's headline and an events-around-the-call figure can part: rung's own event
+    median (the queue kept full, so submission is hidden), the host time of one call, the kernels
+    per call and the idle device time between them."""
+    events = case.get("events", case)
+    return {
+        "events_median_ms": events.get("median_ms"),
+        "host_ms": events.get("host_overhead_ms"),
+        "kernels_per_call": case.get("kernels_per_call"),
+        "kernel_ms": case.get("kernel_ms"),
+        "gap_ms": case.get("gap_ms"),
+        "kernels": case.get("kernels"),
     }
 
 
@@ -138,17 +154,20 @@ def compare(problem: str, submission: Path, into: Path) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| problem | submission | rung | check_implementation | agree | benchmark | rung us | plain us | rung/plain-1 |",
-        "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |",
+        "| problem | submission | rung | check_implementation | agree | benchmark | rung us | plain us | rung/plain-1 "
+        "| rung events us | host us per call | kernels |",
+        "| --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         cases = BENCHMARKS[r["problem"]]
         rung_ms, plain_ms = r["rung"].get("medians_ms", []), r["own"].get("plain_medians_ms", [])
         for i, case in enumerate(cases):
+            t = r["rung"].get("timing", [])
             figures = (
-                f"{rung_ms[i] * 1e3:.1f} | {plain_ms[i] * 1e3:.1f} | {r['median_vs_plain'][i]:+.1%}"
-                if i < len(rung_ms) and i < len(plain_ms)
-                else " | | "
+                f"{rung_ms[i] * 1e3:.1f} | {plain_ms[i] * 1e3:.1f} | {r['median_vs_plain'][i]:+.1%} | "
+                f"{t[i]['events_median_ms'] * 1e3:.1f} | {t[i]['host_ms'] * 1e3:.1f} | {t[i]['kernels_per_call']}"
+                if i < len(rung_ms) and i < len(plain_ms) and i < len(t)
+                else " | | | | | "
             )
             size = {k: v for k, v in case.items() if k != "seed"}
             lines.append(

@@ -138,6 +138,9 @@ def tune(work: Path) -> list[str]:
         "| --- | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for path in sorted(work.glob("tune_*.json")):
+        if not path.stat().st_size:  # cut off by the stage's time cap
+            lines.append(f"| {path.stem.removeprefix('tune_')} | | cut off by the time cap | | | | |")
+            continue
         doc = json.loads(path.read_text())
         name = path.stem.removeprefix("tune_")
         tuned_path = work / f"check_{name}_tuned.json"

@@ -58,6 +58,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
     out_dir = session.run_dir / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / "partial.jsonl"
+    warmup = session.profiler.wait() if session.profiler else {}
     policy, flush = Policy.from_knobs(), Flusher()
     hot = dataclasses.replace(policy, warmup_s=min(policy.warmup_s, HOT_WARMUP_S))
     results, artifacts = [], []
@@ -74,6 +75,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
         "speedup_vs_reference": geomean(speedups),
         "l2_flush_bytes": flush.buffer.numel() * 4,
         "throttled": any(r.get("throttled") for r in results),
+        "profiler_warmup": warmup,
     }
     lines = [_line(r) for r in results]
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""

@@ -20,6 +20,7 @@ import torch
 from rung.formats import LoadedProblem, load_problem
 from rung.formats.base import import_file
 from rung.worker.poison import poisoned_allocations
+from rung.worker.profiler_warmup import ProfilerWarmup
 from rung.worker.trees import clone_tree, map_tensors
 
 # Functions a solution must leave alone: rung and its users time and check with them.
@@ -44,12 +45,13 @@ class Output:
 
 
 class Session:
-    def __init__(self, hello: dict[str, Any]) -> None:
+    def __init__(self, hello: dict[str, Any], warm_profiler: bool = False) -> None:
         self.problem_path = Path(hello["problem"])
         self.solution_path = Path(hello["solution"]) if hello.get("solution") else None
         self.run_dir = Path(hello.get("run_dir") or ".")
         self.seed = int(hello.get("seed", 0))
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.profiler = ProfilerWarmup() if warm_profiler and self.device == "cuda" else None
         self.launches = _install_launch_counter()
         self.watched = {name: get() for name, get in WATCHED.items()}
         self._problem: LoadedProblem | None = None
