@@ -32,6 +32,10 @@ export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 export RUNG_CACHE_DIR="$WORK/cache" RUNG_WORKSPACE="$WORK/ws" RUNG_BASELINE=none
 stages=${*:-tests examples ttv gpumode}
 capped() { timeout --kill-after=10 "$CAP" "$@"; }
+pack() {
+  python3 bench/report.py "$OUT" > "$OUT/results.md"
+  tar czf "$DEST/results.tar.gz" -C "$OUT" . && cp "$OUT/results.md" "$DEST/"
+}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.default_applications.graphics --format=csv \
   | tee "$OUT/gpu.txt"
@@ -69,11 +73,11 @@ for stage in $stages; do
           > "$OUT/tune_$name.json"
         [ -s "$OUT/check_${name}_tuned.json" ] || RUNG_SKIP=profile capped python3 -m rung check "problems/$name" \
           "problems/$name/solutions/correct/tuned.py" --json > "$OUT/check_${name}_tuned.json"
+        pack
       done ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
   echo "stage $stage: $((SECONDS - began)) s" | tee -a "$OUT/stages.txt"
-  python3 bench/report.py "$OUT" > "$OUT/results.md"
-  tar czf "$DEST/results.tar.gz" -C "$OUT" . && cp "$OUT/results.md" "$DEST/"
+  pack
 done
 cat "$OUT/results.md"
