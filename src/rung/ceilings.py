@@ -1,8 +1,11 @@
 """Measuring a GPU's ceilings: DRAM bandwidth, matrix FLOP/s per dtype, fp32 vector FLOP/s.
 
 Worker side (CUDA). Each figure is timed by the bench protocol (`rung.timing`) and uses the
-median: a 2 GiB device-to-device copy counting bytes read plus written; an 8192^3 matmul through
-torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independent FMA chains in
+median. DRAM: a 2 GiB device-to-device copy counting bytes read plus written, and a 1 GiB-per-
+operand add (two reads per write), the faster of the two being the ceiling: on an H200 the
+2^28-element vector adds of docs/BENCHMARKS.md moved 4.40 TB/s where the copy gave 4.29, and a
+ceiling below what correct kernels reach would call them faster than light. An 8192^3 matmul
+through torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independent FMA chains in
 registers for fp32 vector math. Sustained matmuls hit the power cap, so the SM clock read during
 the run is recorded beside them.
 """
@@ -39,15 +42,29 @@ def _matmul(a: torch.Tensor, b: torch.Tensor) -> Any:
     return lambda i: a @ b
 
 
+def _copy_gbps(policy: Policy, flush: Flusher, n: int = 2**29) -> float:
+    """A 2 GiB fp32 device-to-device copy, bytes read plus written."""
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    copy = timed(lambda i: dst.copy_(src), policy, flush)
+    return 2 * n * 4 / (copy["median_ms"] / 1e3) / 1e9
+
+
+def _add_gbps(policy: Policy, flush: Flusher, n: int = 2**28) -> float:
+    """z = x + y over 1 GiB fp32 operands: two reads per write."""
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    z = torch.empty_like(x)
+    add = timed(lambda i: torch.add(x, y, out=z), policy, flush)
+    return 3 * n * 4 / (add["median_ms"] / 1e3) / 1e9
+
+
 def measure() -> dict[str, Any]:
     policy = Policy(warmup_s=0.3, min_samples=10, min_wall_s=0.2, target_rel_sem=0.005, max_s=5.0)
     flush = Flusher()
     result: dict[str, Any] = {}
-    n = 2**29  # 2 GiB of fp32
-    src = torch.randn(n, device="cuda")
-    dst = torch.empty_like(src)
-    copy = timed(lambda i: dst.copy_(src), policy, flush)
-    result["dram_gbps"] = 2 * n * 4 / (copy["median_ms"] / 1e3) / 1e9
+    result["dram_copy_gbps"] = _copy_gbps(policy, flush)
+    result["dram_add_gbps"] = _add_gbps(policy, flush)
+    result["dram_gbps"] = max(result["dram_copy_gbps"], result["dram_add_gbps"])
     clocks = Reading.start()
     for key, dtype, tf32 in (
         ("bf16_tensor_tflops", torch.bfloat16, False),

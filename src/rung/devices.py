@@ -14,6 +14,9 @@ from typing import Any
 from rung import knobs
 from rung.spec import Device
 
+METHOD = 2  # how the ceilings are measured; an entry measured another way is measured again
+# (2: the DRAM ceiling is the faster of a copy and an add, not the copy alone)
+
 
 def cache_path() -> Path:
     configured = str(knobs.get("RUNG_CACHE_DIR"))
@@ -25,11 +28,12 @@ def key(device: Device) -> str:
 
 
 def cached(device: Device) -> dict[str, Any] | None:
+    """The ceilings measured for this GPU model and driver, if measured the current way."""
     try:
         entry = json.loads(cache_path().read_text()).get(key(device))
     except (OSError, ValueError):
         return None
-    return dict(entry["ceilings"]) if entry else None
+    return dict(entry["ceilings"]) if entry and entry.get("method") == METHOD else None
 
 
 def remember(device: Device, ceilings: dict[str, Any]) -> None:
@@ -39,5 +43,9 @@ def remember(device: Device, ceilings: dict[str, Any]) -> None:
         table = json.loads(path.read_text())
     except (OSError, ValueError):
         table = {}
-    table[key(device)] = {"ceilings": ceilings, "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    table[key(device)] = {
+        "ceilings": ceilings,
+        "method": METHOD,
+        "measured_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     path.write_text(json.dumps(table, indent=1))
