@@ -81,13 +81,14 @@ def rung_check(folder: Path, submission: Path) -> dict[str, Any]:
 def _timing(case: dict[str, Any]) -> dict[str, Any]:
     """Where rung's headline and an events-around-the-call figure can part: rung's own event
     median (the queue kept full, so submission is hidden), the host time of one call, the kernels
-    per call and the idle device time between them."""
+    and copies per call, the device's busy time and its idle time between them."""
     events = case.get("events", case)
     return {
         "events_median_ms": events.get("median_ms"),
         "host_ms": events.get("host_overhead_ms"),
         "kernels_per_call": case.get("kernels_per_call"),
-        "kernel_ms": case.get("kernel_ms"),
+        "busy_ms": case.get("busy_ms"),
+        "copies_per_call": case.get("copies_per_call"),
         "gap_ms": case.get("gap_ms"),
         "kernels": case.get("kernels"),
     }

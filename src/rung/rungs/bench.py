@@ -4,12 +4,12 @@ For each case: several input sets at distinct addresses (rotated, so neither out
 L2 residency flatters the figure); the solution checked against the reference on the first set
 (a wrong case is not timed); then the solution, the reference and the baseline (torch.compile of
 the reference) each measured the same way (`measure`: event timing with an adaptive stop, then
-as many calls again under CUPTI, whose per-call device span is the headline figure); for calls
-under 20 us, the per-call time of a CUDA graph of many calls back to back (`graph`); the SM
-clock read at the start and end of sampling. Warm-up is the policy's for the first timing, short
-after it (the GPU is hot, and each case's kernels were compiled by its correctness check). Each
-case records where its wall time went (`wall_s`). Each finished case is appended to
-`bench/partial.jsonl`, so a crash later keeps what was measured."""
+as many calls again under CUPTI, whose per-call device span, kernels and copies alike, is the
+headline figure); for calls under 20 us, the per-call time of a CUDA graph of many calls back to
+back (`graph`); the SM clock read at the start and end of sampling. Warm-up is the policy's for
+the first timing, short after it (the GPU is hot, and each case's kernels were compiled by its
+correctness check). Each case records where its wall time went (`wall_s`). Each finished case is
+appended to `bench/partial.jsonl`, so a crash later keeps what was measured."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from rung.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 from rung.stats import geomean, ratio, summary
 from rung.timing import Flusher, Policy, graph_timed, timed
+from rung.trace import COPIES
 
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
@@ -137,8 +138,8 @@ def _case(
 
 def measure(call: Callable[[int], Any], policy: Policy, flush: Flusher, trace: Path) -> dict[str, Any]:
     """Events first (they decide when the figure is sure enough), then as many calls again under
-    CUPTI: the headline figures are CUPTI's per-call device span (first kernel start to last kernel
-    end), which leaves out the launch latency every event pair includes; the event figures stay
+    CUPTI: the headline figures are CUPTI's per-call device span (first kernel, copy or memset
+    start to the last one's end), which leaves out the launch latency every event pair includes; the event figures stay
     under `events`. Where CUPTI gives nothing, the event figures are the headline."""
     wall = Walls()
     events = timed(call, policy, flush)
@@ -204,29 +205,41 @@ def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -
                 call(i)
         torch.cuda.synchronize()
     prof.export_chrome_trace(str(trace))
-    events = json.loads(trace.read_text()).get("traceEvents", [])
-    kernels = sorted((float(e["ts"]), float(e["dur"]), e["name"]) for e in events if e.get("cat") == "kernel")
+    return call_spans(json.loads(trace.read_text()).get("traceEvents", []))
+
+
+def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per `rung::call` GPU range of a trace: the span from the first device activity's start to
+    the last one's end, kernels, copies and memsets alike (a copy is work the call asked for: a
+    `copy_` into a preallocated output is a memcpy, not a kernel), the busy time, and the kernels."""
+    work = sorted(
+        (float(e["ts"]), float(e["dur"]), e["name"], e.get("cat"))
+        for e in events
+        if e.get("cat") == "kernel" or e.get("cat") in COPIES
+    )
     annotations = [
         e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == "rung::call"
     ]
     if not annotations:
         return {"error": "the trace has no GPU range for the call"}
-    spans, busy, names = [], [], []
+    spans, busy, names, copies = [], [], [], []
     for a in annotations:
         lo, hi = float(a["ts"]), float(a["ts"]) + float(a["dur"])
-        inside = [k for k in kernels if lo <= k[0] < hi]
-        if not inside:
+        inside = [w for w in work if lo <= w[0] < hi]
+        if not any(w[3] == "kernel" for w in inside):
             continue
-        spans.append((max(k[0] + k[1] for k in inside) - inside[0][0]) / 1e3)
-        busy.append(sum(k[1] for k in inside) / 1e3)
-        names.append([k[2] for k in inside])
+        spans.append((max(w[0] + w[1] for w in inside) - inside[0][0]) / 1e3)
+        busy.append(sum(w[1] for w in inside) / 1e3)
+        names.append([w[2] for w in inside if w[3] == "kernel"])
+        copies.append(len(inside) - len(names[-1]))
     if not spans:
         return {"error": "no kernel ran inside the call's GPU range"}
     return {
         "spans_ms": spans,
-        "kernel_ms": sorted(busy)[len(busy) // 2],
+        "busy_ms": sorted(busy)[len(busy) // 2],
         "gap_ms": max(0.0, sorted(spans)[len(spans) // 2] - sorted(busy)[len(busy) // 2]),
         "kernels_per_call": len(names[0]),
+        "copies_per_call": copies[0],
         "kernels": sorted({n for ns in names for n in ns})[:10],
     }
 
@@ -243,7 +256,10 @@ def _line(r: dict[str, Any]) -> str:
     if "graph" in r and "median_ms" in r["graph"]:
         parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
     if r.get("timing") == "cupti":
-        parts.append(f"{r['kernels_per_call']} kernel(s), events {r['events']['median_ms'] * 1e3:.1f} us")
+        copies = f" + {r['copies_per_call']} copy/memset" if r.get("copies_per_call") else ""
+        parts.append(
+            f"{r['kernels_per_call']} kernel(s){copies}, events {r['events']['median_ms'] * 1e3:.1f} us"
+        )
     else:
         parts.append(f"events only: {r.get('cupti_error', '')}")
     return "  " + "; ".join(parts)
