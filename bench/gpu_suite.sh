@@ -13,8 +13,8 @@
 # Results (JSON per run, logs, results.md from bench/report.py) are written to $WORK/results
 # and, as each stage ends, packed into results.tar.gz beside a copy of results.md in the caller's
 # $OUT (default ./results; the device tool brings back 8 files at most), so a call cut short keeps
-# what finished. Each stage has a time cap
-# (STAGE_CAP_S, default 480 s). EXAMPLES="softmax matmul" limits the examples stage to those;
+# what finished. Each stage has a time cap (STAGE_CAP_S, default 480 s).
+# EXAMPLES="softmax matmul" limits the examples stage to those;
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
 # The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
 # minutes; `rung check` times it by default.

@@ -138,9 +138,10 @@ def _case(
 
 def measure(call: Callable[[int], Any], policy: Policy, flush: Flusher, trace: Path) -> dict[str, Any]:
     """Events first (they decide when the figure is sure enough), then as many calls again under
-    CUPTI: the headline figures are CUPTI's per-call device span (first kernel, copy or memset
-    start to the last one's end), which leaves out the launch latency every event pair includes; the event figures stay
-    under `events`. Where CUPTI gives nothing, the event figures are the headline."""
+    CUPTI: the headline figures are CUPTI's per-call device span (the first kernel, copy or memset
+    to the end of the last), which leaves out the launch latency every event pair includes; the
+    event figures stay under `events`. Where CUPTI gives nothing, the event figures are the
+    headline."""
     wall = Walls()
     events = timed(call, policy, flush)
     wall.lap("events")
