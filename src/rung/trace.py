@@ -29,25 +29,41 @@ SHAPE_ARGS = {
 COPIES = ("gpu_memcpy", "gpu_memset")
 
 
-def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One case's per-kernel summary from its trace events; None if no call range holds a kernel."""
+def work_per_call(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]] | None:
+    """The kernels, copies and memsets that start inside each `rung::call` GPU range, in time
+    order, one list per range; None if the trace has no such range."""
     calls = [e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == CALL]
+    if not calls:
+        return None
     work = sorted(
         (e for e in events if e.get("cat") == "kernel" or e.get("cat") in COPIES),
         key=lambda e: float(e["ts"]),
     )
+    return [
+        [e for e in work if float(c["ts"]) <= float(e["ts"]) < float(c["ts"]) + float(c["dur"])]
+        for c in calls
+    ]
+
+
+def span_and_busy_us(inside: list[dict[str, Any]]) -> tuple[float, float]:
+    """A call's span (first start to last end) and the time its work kept the device busy."""
+    span = max(float(e["ts"]) + float(e["dur"]) for e in inside) - float(inside[0]["ts"])
+    return span, sum(float(e["dur"]) for e in inside)
+
+
+def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One case's per-kernel summary from its trace events; None if no call range holds a kernel."""
     per_name: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"durations_us": [], "streams": set(), "calls": 0}
     )
     spans, busy, copies, streams_per_call = [], [], [], []
-    for c in calls:
-        lo, hi = float(c["ts"]), float(c["ts"]) + float(c["dur"])
-        inside = [e for e in work if lo <= float(e["ts"]) < hi]
+    for inside in work_per_call(events) or []:
         kernels = [e for e in inside if e.get("cat") == "kernel"]
         if not kernels:
             continue
-        spans.append(max(float(e["ts"]) + float(e["dur"]) for e in inside) - float(inside[0]["ts"]))
-        busy.append(sum(float(e["dur"]) for e in inside))
+        span, busy_call = span_and_busy_us(inside)
+        spans.append(span)
+        busy.append(busy_call)
         copies.append(len(inside) - len(kernels))
         streams_per_call.append(len({_stream(e) for e in inside}))
         for name in {e["name"] for e in kernels}:

@@ -29,7 +29,7 @@ from rung.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 from rung.stats import geomean, ratio, summary
 from rung.timing import Flusher, Policy, graph_timed, timed
-from rung.trace import COPIES
+from rung.trace import CALL, span_and_busy_us, work_per_call
 
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
@@ -202,7 +202,7 @@ def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i in range(calls):
             flush()
-            with record_function("rung::call"):
+            with record_function(CALL):
                 call(i)
         torch.cuda.synchronize()
     prof.export_chrome_trace(str(trace))
@@ -213,26 +213,19 @@ def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Per `rung::call` GPU range of a trace: the span from the first device activity's start to
     the last one's end, kernels, copies and memsets alike (a copy is work the call asked for: a
     `copy_` into a preallocated output is a memcpy, not a kernel), the busy time, and the kernels."""
-    work = sorted(
-        (float(e["ts"]), float(e["dur"]), e["name"], e.get("cat"))
-        for e in events
-        if e.get("cat") == "kernel" or e.get("cat") in COPIES
-    )
-    annotations = [
-        e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == "rung::call"
-    ]
-    if not annotations:
+    per_call = work_per_call(events)
+    if per_call is None:
         return {"error": "the trace has no GPU range for the call"}
     spans, busy, names, copies = [], [], [], []
-    for a in annotations:
-        lo, hi = float(a["ts"]), float(a["ts"]) + float(a["dur"])
-        inside = [w for w in work if lo <= w[0] < hi]
-        if not any(w[3] == "kernel" for w in inside):
+    for inside in per_call:
+        kernels = [e["name"] for e in inside if e.get("cat") == "kernel"]
+        if not kernels:
             continue
-        spans.append((max(w[0] + w[1] for w in inside) - inside[0][0]) / 1e3)
-        busy.append(sum(w[1] for w in inside) / 1e3)
-        names.append([w[2] for w in inside if w[3] == "kernel"])
-        copies.append(len(inside) - len(names[-1]))
+        span_us, busy_us = span_and_busy_us(inside)
+        spans.append(span_us / 1e3)
+        busy.append(busy_us / 1e3)
+        names.append(kernels)
+        copies.append(len(inside) - len(kernels))
     if not spans:
         return {"error": "no kernel ran inside the call's GPU range"}
     return {
