@@ -4,6 +4,7 @@
 #   tests     the `gpu` tests (tests/test_gpu.py: the other test files need the dev extras)
 #   examples  every example problem through the whole ladder (profile rung on the tuned versions)
 #   ttv       time to verdict: a second climb of the tuned softmax (warm caches), no baseline
+#   noise     where short kernels' event samples get their heavy tail (bench/event_noise.py)
 #   gpumode   rung's verdicts and medians against GPU MODE's own evaluation (bench/gpumode_agreement.py)
 #   fidelity  rung's timing against ncu, do_bench and the plain protocol (bench/fidelity.py)
 #   tune      the tune agent from the naive softmax and vector add, against the tuned versions
@@ -60,6 +61,8 @@ for stage in $stages; do
         RUNG_SKIP=profile capped python3 -m rung check problems/softmax problems/softmax/solutions/correct/tuned.py \
           --json > "$OUT/ttv_softmax.json"
       done ;;
+    noise)
+      capped python3 bench/event_noise.py --out "$OUT/event_noise.json" > "$OUT/event_noise.log" 2>&1 ;;
     gpumode)
       capped python3 bench/gpumode_agreement.py --out "$OUT/gpumode.json" > "$OUT/gpumode.log" 2>&1
       tail -12 "$OUT/gpumode.log" ;;

@@ -168,6 +168,27 @@ def gpumode(work: Path) -> list[str]:
     return ["rung against GPU MODE's own evaluation:", "", table(json.loads(path.read_text())["rows"])]
 
 
+def event_noise(work: Path) -> list[str]:
+    path = work / "event_noise.json"
+    if not path.exists():
+        return []
+    lines = [
+        "Event samples of short kernels (bench/event_noise.py):",
+        "",
+        "| kernel | condition | stop | samples | median us | p20-p80 us | tail samples | max us | SEM % "
+        "| samples for 0.5% | wall s | gc collections (gen 0/1/2) | longest gc ms |",
+        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for r in json.loads(path.read_text())["rows"]:
+        lines.append(
+            f"| {r['kernel']} | {r['condition']} | {r['policy']} | {r['samples']} | {r['median_ms'] * 1e3:.2f} | "
+            f"{r['p20_ms'] * 1e3:.2f}-{r['p80_ms'] * 1e3:.2f} | {r['tail_samples']} | {r['max_ms'] * 1e3:.1f} | "
+            f"{r['rel_sem'] * 100:.2f} | {r['samples_for_0.5pct']} | {r['wall_s']:.2f} | "
+            f"{'/'.join(map(str, r['gc_collections']))} | {r['gc_longest_ms']:.1f} |"
+        )
+    return lines
+
+
 def main() -> None:
     work = Path(sys.argv[1])
     device = work / "device.json"
@@ -182,6 +203,7 @@ def main() -> None:
         checks(work),
         profiles(work),
         time_to_verdict(work),
+        event_noise(work),
         gpumode(work),
         fidelity(work),
         tune(work),

@@ -7,13 +7,19 @@ interval between the events is device time, not submission latency. Samples are 
 batches with one synchronisation per batch, until there are at least `min_samples` samples and
 `min_wall_s` of sampling, and the standard error of the mean is under `target_rel_sem`, or
 until `max_s` has passed. Warm-up is by time, so first-call compilation and idle clocks stay out.
+Python's garbage collector is paused while samples are taken (as `timeit` does): a collection
+that stalls the host between a start event and the call it brackets puts the stall, often
+milliseconds, into that sample, and one such sample can hold the standard error of a 10 us call
+above its target for thousands of samples.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +65,28 @@ class Flusher:
         self.buffer.max()
 
 
-def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
-    """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped."""
+def timed(
+    call: Callable[[int], Any], policy: Policy, flush: Flusher, pause_gc: bool = True
+) -> dict[str, Any]:
+    """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped.
+    `pause_gc=False` leaves the garbage collector running (bench/event_noise.py measures why not)."""
     host_s = _warm_up(call, policy.warmup_s)
+    with _gc_paused() if pause_gc else contextlib.nullcontext():
+        return {**_sample(call, policy, flush, host_s), "host_overhead_ms": host_s * 1e3}
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    was = gc.isenabled()  # no collection first: a full one costs tens of ms with torch loaded
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: float) -> dict[str, Any]:
     spin_cycles = int(SPIN_HZ * min(max(2 * host_s, 20e-6), 5e-3))
     samples: list[float] = []
     start = time.perf_counter()
@@ -93,7 +118,7 @@ def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[st
             break
         per_sample = wall / len(samples)
         batch = max(1, min(1000, int(0.05 / per_sample)))
-    return {**summary(samples), "stop": stop, "host_overhead_ms": host_s * 1e3, "raw_ms": samples}
+    return {**summary(samples), "stop": stop, "raw_ms": samples}
 
 
 def _warm_up(call: Callable[[int], Any], seconds: float) -> float:

@@ -1,0 +1,126 @@
+"""Where the event samples of a short kernel get their heavy tail (GPU only).
+
+    python bench/event_noise.py --out results/event_noise.json
+
+For two short kernels (the tuned softmax at 1024x4096, ~8 us; the tuned vector add at 2^20,
+~3 us), rung's event sampling (`rung.timing.timed`) under three conditions: the garbage
+collector running, the collector paused (what rung does), and the collector paused with an
+nvidia-smi query started just before (what the bench rung does to read the clock). Each
+condition samples for a fixed second, then once more with rung's default stop. Reported: the
+spread of the bulk (p20, p80), the samples far out in the tail, the largest, the standard error
+of the mean, the samples the default stop would need, and the collector's own pauses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import importlib.util
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rung.clocks import Reading  # noqa: E402
+from rung.rungs.bench import rotation  # noqa: E402
+from rung.timing import Flusher, Policy, timed  # noqa: E402
+
+CONDITIONS = ("gc running", "gc paused", "gc paused + nvidia-smi")
+
+
+def _load(path: Path, name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _target(problem: str, case: dict[str, Any]) -> Callable[[int], Any]:
+    folder = ROOT / "problems" / problem
+    p = _load(folder / "problem.py", f"noise_{problem}")
+    fn = _load(folder / "solutions" / "correct" / "tuned.py", f"noise_{problem}_tuned").custom_kernel
+    first = p.generate_input(seed=1, device="cuda", **case)
+    sets = [first] + [p.generate_input(seed=1 + k, device="cuda", **case) for k in range(1, rotation(first))]
+    return lambda i: fn(*sets[i % len(sets)])
+
+
+class Pauses:
+    """The collector's pauses while installed: count per generation, longest, total."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.longest_ms = 0.0
+        self.total_ms = 0.0
+        self._t = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+            return
+        ms = (time.perf_counter() - self._t) * 1e3
+        self.count[info["generation"]] += 1
+        self.longest_ms = max(self.longest_ms, ms)
+        self.total_ms += ms
+
+
+def _run(call: Callable[[int], Any], policy: Policy, flush: Flusher, condition: str) -> dict[str, Any]:
+    pauses = Pauses()
+    gc.callbacks.append(pauses)
+    smi = Reading.start() if "nvidia-smi" in condition else None
+    try:
+        t = time.perf_counter()
+        r = timed(call, policy, flush, pause_gc=condition != "gc running")
+        wall = time.perf_counter() - t
+    finally:
+        gc.callbacks.remove(pauses)
+        if smi:
+            smi.result()
+    raw = sorted(r.pop("raw_ms"))
+    bulk = r["p80_ms"] - r["p20_ms"]
+    far = r["median_ms"] + max(10 * bulk, 0.002)
+    needed = (r["std_ms"] / (0.005 * r["mean_ms"])) ** 2
+    return {
+        **{k: r[k] for k in ("samples", "median_ms", "p20_ms", "p80_ms", "std_ms", "rel_sem", "stop")},
+        "max_ms": raw[-1],
+        "tail_samples": sum(1 for x in raw if x > far),
+        "tail_ms": [round(x, 4) for x in raw if x > far][-10:],
+        "samples_for_0.5pct": round(needed),
+        "wall_s": round(wall, 3),
+        "gc_collections": pauses.count,
+        "gc_longest_ms": round(pauses.longest_ms, 3),
+        "gc_total_ms": round(pauses.total_ms, 3),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seconds", type=float, default=1.0, help="fixed sampling time per condition")
+    args = ap.parse_args()
+    flush = Flusher()
+    default = Policy.from_knobs()
+    fixed = dataclasses.replace(default, target_rel_sem=0.0, max_s=args.seconds)
+    rows = []
+    for problem, case in (("softmax", {"rows": 1024, "cols": 4096}), ("vector_add", {"n": 2**20})):
+        call = _target(problem, case)
+        for condition in CONDITIONS:
+            for stop, policy in (("fixed", fixed), ("default", default)):
+                row = {"kernel": f"{problem} {case}", "condition": condition, "policy": stop}
+                row.update(_run(call, policy, flush, condition))
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "rows": rows})
+    )
+
+
+if __name__ == "__main__":
+    main()
