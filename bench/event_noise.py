@@ -3,12 +3,13 @@
     python bench/event_noise.py --out results/event_noise.json
 
 For two short kernels (the tuned softmax at 1024x4096, ~8 us; the tuned vector add at 2^20,
-~3 us), rung's event sampling (`rung.timing.timed`) under three conditions: the garbage
-collector running, the collector paused (what rung does), and the collector paused with an
-nvidia-smi query started just before (what the bench rung does to read the clock). Each
-condition samples for a fixed second, then once more with rung's default stop. Reported: the
-spread of the bulk (p20, p80), the samples far out in the tail, the largest, the standard error
-of the mean, the samples the default stop would need, and the collector's own pauses.
+~3 us), rung's event sampling (`rung.timing.timed`) under four conditions: the garbage collector
+running and no lead-in spin at the start of a batch; the collector paused; the collector paused
+and the lead-in (what rung does); and that with an nvidia-smi query started just before (what
+the bench rung does to read the clock). Each condition samples for a fixed second, then once
+more with rung's default stop. Reported: the spread of the bulk (p20, p80), the samples far out
+in the tail and where in their batch they fell, the largest, the standard error of the mean, the
+samples the default stop would need, and the collector's own pauses.
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ from rung.clocks import Reading  # noqa: E402
 from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, timed  # noqa: E402
 
-CONDITIONS = ("gc running", "gc paused", "gc paused + nvidia-smi")
+CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside)
+    "gc running, no lead-in": (False, 0.0, False),
+    "gc paused, no lead-in": (True, 0.0, False),
+    "gc paused, lead-in (rung)": (True, 5e-4, False),
+    "rung + nvidia-smi": (True, 5e-4, True),
+}
 
 
 def _load(path: Path, name: str) -> Any:
@@ -71,26 +77,32 @@ class Pauses:
 
 
 def _run(call: Callable[[int], Any], policy: Policy, flush: Flusher, condition: str) -> dict[str, Any]:
+    pause_gc, lead_in_s, smi_beside = CONDITIONS[condition]
+    policy = dataclasses.replace(policy, pause_gc=pause_gc, lead_in_s=lead_in_s)
     pauses = Pauses()
     gc.callbacks.append(pauses)
-    smi = Reading.start() if "nvidia-smi" in condition else None
+    smi = Reading.start() if smi_beside else None
     try:
         t = time.perf_counter()
-        r = timed(call, policy, flush, pause_gc=condition != "gc running")
+        r = timed(call, policy, flush)
         wall = time.perf_counter() - t
     finally:
         gc.callbacks.remove(pauses)
         if smi:
             smi.result()
-    raw = sorted(r.pop("raw_ms"))
+    raw = r.pop("raw_ms")
+    positions = [k for size in r.pop("batches") for k in range(size)]  # each sample's place in its batch
     bulk = r["p80_ms"] - r["p20_ms"]
     far = r["median_ms"] + max(10 * bulk, 0.002)
+    tail = [(x, p) for x, p in zip(raw, positions, strict=True) if x > far]
     needed = (r["std_ms"] / (0.005 * r["mean_ms"])) ** 2
     return {
         **{k: r[k] for k in ("samples", "median_ms", "p20_ms", "p80_ms", "std_ms", "rel_sem", "stop")},
-        "max_ms": raw[-1],
-        "tail_samples": sum(1 for x in raw if x > far),
-        "tail_ms": [round(x, 4) for x in raw if x > far][-10:],
+        "max_ms": max(raw),
+        "tail_samples": len(tail),
+        "tail_first_in_batch": sum(1 for _, p in tail if p == 0),
+        "tail_ms": sorted(round(x, 4) for x, _ in tail)[-10:],
+        "tail_positions": [p for _, p in tail][:20],
         "samples_for_0.5pct": round(needed),
         "wall_s": round(wall, 3),
         "gc_collections": pauses.count,

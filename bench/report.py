@@ -175,14 +175,14 @@ def event_noise(work: Path) -> list[str]:
     lines = [
         "Event samples of short kernels (bench/event_noise.py):",
         "",
-        "| kernel | condition | stop | samples | median us | p20-p80 us | tail samples | max us | SEM % "
+        "| kernel | condition | stop | samples | median us | p20-p80 us | tail samples (first in batch) | max us | SEM % "
         "| samples for 0.5% | wall s | gc collections (gen 0/1/2) | longest gc ms |",
         "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for r in json.loads(path.read_text())["rows"]:
         lines.append(
             f"| {r['kernel']} | {r['condition']} | {r['policy']} | {r['samples']} | {r['median_ms'] * 1e3:.2f} | "
-            f"{r['p20_ms'] * 1e3:.2f}-{r['p80_ms'] * 1e3:.2f} | {r['tail_samples']} | {r['max_ms'] * 1e3:.1f} | "
+            f"{r['p20_ms'] * 1e3:.2f}-{r['p80_ms'] * 1e3:.2f} | {r['tail_samples']} ({r.get('tail_first_in_batch', '')}) | {r['max_ms'] * 1e3:.1f} | "
             f"{r['rel_sem'] * 100:.2f} | {r['samples_for_0.5pct']} | {r['wall_s']:.2f} | "
             f"{'/'.join(map(str, r['gc_collections']))} | {r['gc_longest_ms']:.1f} |"
         )

@@ -7,10 +7,9 @@ interval between the events is device time, not submission latency. Samples are 
 batches with one synchronisation per batch, until there are at least `min_samples` samples and
 `min_wall_s` of sampling, and the standard error of the mean is under `target_rel_sem`, or
 until `max_s` has passed. Warm-up is by time, so first-call compilation and idle clocks stay out.
-Python's garbage collector is paused while samples are taken (as `timeit` does): a collection
-that stalls the host between a start event and the call it brackets puts the stall, often
-milliseconds, into that sample, and one such sample can hold the standard error of a 10 us call
-above its target for thousands of samples.
+Each batch begins with a longer spin (`lead_in_s`): after the synchronisation that ends a batch
+the device is idle, and the host must queue several calls ahead before the first sample is taken.
+Python's garbage collector is paused while samples are taken, as `timeit` does.
 """
 
 from __future__ import annotations
@@ -38,6 +37,8 @@ class Policy:
     min_wall_s: float
     target_rel_sem: float
     max_s: float
+    lead_in_s: float = 5e-4
+    pause_gc: bool = True
 
     @classmethod
     def from_knobs(cls) -> Policy:
@@ -88,7 +89,9 @@ def _gc_paused() -> Iterator[None]:
 
 def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: float) -> dict[str, Any]:
     spin_cycles = int(SPIN_HZ * min(max(2 * host_s, 20e-6), 5e-3))
+    lead_in_cycles = int(SPIN_HZ * policy.lead_in_s)
     samples: list[float] = []
+    batches: list[int] = []
     start = time.perf_counter()
     batch, i = 10, 0
     stop = "time cap"
@@ -96,6 +99,8 @@ def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: 
         events = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(batch)
         ]
+        if lead_in_cycles:
+            torch.cuda._sleep(lead_in_cycles)
         for begin, end in events:
             flush()
             torch.cuda._sleep(spin_cycles)
@@ -105,6 +110,7 @@ def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: 
             i += 1
         torch.cuda.synchronize()
         samples.extend(b.elapsed_time(e) for b, e in events)
+        batches.append(batch)
         s = summary(samples)
         wall = time.perf_counter() - start
         if (
@@ -118,7 +124,7 @@ def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: 
             break
         per_sample = wall / len(samples)
         batch = max(1, min(1000, int(0.05 / per_sample)))
-    return {**summary(samples), "stop": stop, "raw_ms": samples}
+    return {**summary(samples), "stop": stop, "raw_ms": samples, "batches": batches}
 
 
 def _warm_up(call: Callable[[int], Any], seconds: float) -> float:

@@ -173,7 +173,7 @@ def _math(inputs: tuple[Any, ...]) -> str:
 
 
 def _public(s: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in s.items() if k != "raw_ms"}
+    return {k: v for k, v in s.items() if k not in ("raw_ms", "batches")}
 
 
 def _guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
