@@ -1,11 +1,13 @@
-"""Vector add, tuned Triton: 4096 elements per program over 8 warps, so each thread moves
-16-byte vectors and the grid is small enough to keep launch overhead negligible."""
+"""Vector add, tuned Triton: 2048 elements per program over 8 warps, so each thread moves 16-byte
+vectors. This is what `rung optimize --agent tune` picked from the naive version on an H200
+(2026-12-04, docs/BENCHMARKS.md): 736 us at 2^28 elements, 99% of the device's measured add
+bandwidth. The earlier tuned version loaded with `eviction_policy="evict_first"` and took 804 us."""
 
 import torch
 import triton
 import triton.language as tl
 
-BLOCK = 4096
+BLOCK = 2048
 NUM_WARPS = 8
 
 
@@ -13,8 +15,8 @@ NUM_WARPS = 8
 def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offsets < n
-    x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")
-    y = tl.load(y_ptr + offsets, mask=mask, eviction_policy="evict_first")
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
