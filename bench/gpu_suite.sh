@@ -16,6 +16,7 @@
 # $OUT (default ./results; the device tool brings back 8 files at most), so a call cut short keeps
 # what finished. Each stage has a time cap (STAGE_CAP_S, default 480 s).
 # EXAMPLES="softmax matmul" limits the examples stage to those;
+# FIDELITY_ONLY="matmul" the fidelity stage to the kernels whose name holds it;
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
 # The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
 # minutes; `rung check` times it by default.
@@ -67,7 +68,7 @@ for stage in $stages; do
       capped python3 bench/gpumode_agreement.py --out "$OUT/gpumode.json" > "$OUT/gpumode.log" 2>&1
       tail -12 "$OUT/gpumode.log" ;;
     fidelity)
-      capped python3 bench/fidelity.py --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1 ;;
+      capped python3 bench/fidelity.py --only "${FIDELITY_ONLY:-}" --out "$OUT/fidelity.json" > "$OUT/fidelity.log" 2>&1 ;;
     tune)
       # TUNE combinations of the naive versions (the plateau rule off: this is a search).
       for name in ${TUNE:-softmax vector_add}; do
