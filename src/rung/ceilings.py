@@ -7,7 +7,8 @@ operand add (two reads per write), the faster of the two being the ceiling: on a
 ceiling below what correct kernels reach would call them faster than light. An 8192^3 matmul
 through torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independent FMA chains in
 registers for fp32 vector math. Sustained matmuls hit the power cap, so the SM clock read during
-the run is recorded beside them.
+the run is recorded beside them. The L2's size is kept beside the ceilings: the roofline rung's
+plausibility check lets that many bytes of a case's traffic stay in the L2.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _add_gbps(policy: Policy, flush: Flusher, n: int = 2**28) -> float:
 def measure() -> dict[str, Any]:
     policy = Policy(warmup_s=0.3, min_samples=10, min_wall_s=0.2, target_rel_sem=0.005, max_s=5.0)
     flush = Flusher()
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"l2_bytes": flush.l2_bytes}
     result["dram_copy_gbps"] = _copy_gbps(policy, flush)
     result["dram_add_gbps"] = _add_gbps(policy, flush)
     result["dram_gbps"] = max(result["dram_copy_gbps"], result["dram_add_gbps"])
