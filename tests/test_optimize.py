@@ -51,6 +51,34 @@ def test_replay_climbs_each_version_and_stops_when_out_of_proposals(tmp_path):
     assert notes == ["replayed tuned.py", "replayed input_mutated.py"]
 
 
+def test_a_candidate_that_crashes_its_worker_costs_that_candidate_only(tmp_path):
+    tiny = FIXTURES / "tiny"
+    done = rung(
+        "optimize",
+        str(tiny),
+        "--agent",
+        "replay",
+        "--from",
+        str(tiny / "solutions/good.py"),
+        "--replay",
+        str(tiny / "solutions/segfault.py"),
+        "--replay",
+        str(tiny / "solutions/returns_none.py"),
+        "--json",
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    crashed, after = doc["candidates"]
+    run = {r["name"]: r for r in crashed["rungs"]}["run"]
+    assert run["status"] == "ERROR" and "SIGSEGV" in run["message"]
+    assert after["verdict"] == "FAIL at run"  # climbed in a fresh worker, failed for its own reason
+    assert "returned None" in {r["name"]: r for r in after["rungs"]}["run"]["message"]
+    assert doc["reason"] == "the agent has nothing more to propose"
+    assert doc["best"]["path"].endswith("good.py")
+
+
 def test_tune_tries_every_other_combination_as_a_real_version(tmp_path):
     done = rung(
         "optimize",
