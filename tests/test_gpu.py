@@ -25,6 +25,7 @@ def test_device_ceilings_are_measured_and_plausible(tmp_path):
     assert dev.kind == "cuda" and dev.arch.startswith("sm_")
     assert 500 < dev.ceilings["dram_gbps"] < 10_000
     assert dev.ceilings["dram_gbps"] == max(dev.ceilings["dram_copy_gbps"], dev.ceilings["dram_add_gbps"])
+    assert dev.ceilings["l2_bytes"] == torch.cuda.get_device_properties(0).L2_cache_size
     assert dev.ceilings["bf16_tensor_tflops"] > dev.ceilings["fp32_vector_tflops"] > 1
 
 
