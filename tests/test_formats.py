@@ -56,6 +56,7 @@ def test_gpumode_listed_seed_is_checked_besides_fresh_ones(climb):
         ("relu.py", "relu_triton.py", "PASS"),
         ("relu.py", "relu_leaky.py", "FAIL at correct"),
         ("softmax.py", "softmax_torch.py", "PASS"),
+        ("softmax.py", "softmax_wrong_dim.py", "FAIL at correct"),
         ("matmul.py", "matmul_linear.py", "PASS"),
         ("matmul.py", "matmul_fresh_weights.py", "FAIL at correct"),
     ],
