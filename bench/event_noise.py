@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import importlib.util
 import json
 import sys
 import time
@@ -29,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rung.clocks import Reading  # noqa: E402
+from rung.formats.base import import_file  # noqa: E402
 from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, timed  # noqa: E402
 
@@ -40,18 +40,10 @@ CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside
 }
 
 
-def _load(path: Path, name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _target(problem: str, case: dict[str, Any]) -> Callable[[int], Any]:
     folder = ROOT / "problems" / problem
-    p = _load(folder / "problem.py", f"noise_{problem}")
-    fn = _load(folder / "solutions" / "correct" / "tuned.py", f"noise_{problem}_tuned").custom_kernel
+    p = import_file(folder / "problem.py", f"noise_{problem}")
+    fn = import_file(folder / "solutions" / "correct" / "tuned.py", f"noise_{problem}_tuned").custom_kernel
     first = p.generate_input(seed=1, device="cuda", **case)
     sets = [first] + [p.generate_input(seed=1 + k, device="cuda", **case) for k in range(1, rotation(first))]
     return lambda i: fn(*sets[i % len(sets)])

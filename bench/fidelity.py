@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import io
 import json
 import os
@@ -33,19 +32,12 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from rung.formats.base import import_file  # noqa: E402
 from rung.rungs.bench import measure as rung_measure  # noqa: E402
 from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
 
 NVTX = "rung_target"
-
-
-def _load(path: Path, name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 Target = Callable[[], Callable[[int], Any]]  # builds a call of the kernel; call(i) uses input set i mod n
@@ -63,11 +55,13 @@ def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
     out: list[tuple[str, Target]] = []
     if not (folder / "problem.py").is_file():
         return out
-    for case in _load(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
+    for case in import_file(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
 
         def make(case: dict[str, Any] = case) -> Callable[[int], Any]:
-            p = _load(folder / "problem.py", f"fid_{problem}")
-            fn = _load(folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}").custom_kernel
+            p = import_file(folder / "problem.py", f"fid_{problem}")
+            fn = import_file(
+                folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}"
+            ).custom_kernel
             return _rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
 
         out.append((f"{problem}/{solution} {case}", make))
@@ -75,7 +69,7 @@ def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
 
 
 def targets() -> list[tuple[str, Target]]:
-    va = _load(
+    va = import_file(
         ROOT / "problems" / "vector_add" / "solutions" / "correct" / "tuned.py", "fid_va"
     ).custom_kernel
     out: list[tuple[str, Target]] = []

@@ -22,24 +22,23 @@ def rung(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=900)
 
 
-def test_replay_climbs_each_version_and_stops_when_out_of_proposals(tmp_path):
-    done = rung(
-        "optimize",
-        str(VECTOR_ADD),
-        "--agent",
-        "replay",
-        "--from",
-        str(VECTOR_ADD / "solutions/correct/naive.py"),
-        "--replay",
-        str(VECTOR_ADD / "solutions/correct/tuned.py"),
-        "--replay",
-        str(VECTOR_ADD / "solutions/wrong/input_mutated.py"),
-        "--json",
-        "-w",
-        str(tmp_path),
-    )
+def replay(problem: Path, start: str, proposals: list[str], workspace: Path) -> dict:
+    """`rung optimize --agent replay --json` from `start`, proposing `proposals` (paths in `problem`)."""
+    args = ["optimize", str(problem), "--agent", "replay", "--from", str(problem / start)]
+    for p in proposals:
+        args += ["--replay", str(problem / p)]
+    done = rung(*args, "--json", "-w", str(workspace))
     assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_replay_climbs_each_version_and_stops_when_out_of_proposals(tmp_path):
+    doc = replay(
+        VECTOR_ADD,
+        "solutions/correct/naive.py",
+        ["solutions/correct/tuned.py", "solutions/wrong/input_mutated.py"],
+        tmp_path,
+    )
     assert doc["reason"] == "the agent has nothing more to propose"
     assert [c["verdict"] for c in doc["candidates"]] == ["PASS", "FAIL at guard"]
     assert doc["best"]["path"].endswith("naive.py")  # nothing can be timed here: the first correct one stays
@@ -52,24 +51,12 @@ def test_replay_climbs_each_version_and_stops_when_out_of_proposals(tmp_path):
 
 
 def test_a_candidate_that_crashes_its_worker_costs_that_candidate_only(tmp_path):
-    tiny = FIXTURES / "tiny"
-    done = rung(
-        "optimize",
-        str(tiny),
-        "--agent",
-        "replay",
-        "--from",
-        str(tiny / "solutions/good.py"),
-        "--replay",
-        str(tiny / "solutions/segfault.py"),
-        "--replay",
-        str(tiny / "solutions/returns_none.py"),
-        "--json",
-        "-w",
-        str(tmp_path),
+    doc = replay(
+        FIXTURES / "tiny",
+        "solutions/good.py",
+        ["solutions/segfault.py", "solutions/returns_none.py"],
+        tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
     crashed, after = doc["candidates"]
     run = {r["name"]: r for r in crashed["rungs"]}["run"]
     assert run["status"] == "ERROR" and "SIGSEGV" in run["message"]
