@@ -4,7 +4,7 @@
     python bench/fidelity.py --target NAME --launches N             # (ncu child) N launches of NAME
 
 For each kernel: rung's median (the bench rung's protocol, `rung.timing.timed`), its spread over
-5 repeated measurements, the CUDA-graph figure, `triton.testing.do_bench(return_mode="median")`,
+5 repeated measurements (with the SM clock nvidia-smi read during each), the CUDA-graph figure, `triton.testing.do_bench(return_mode="median")`,
 the plain protocol (events around each call after an L2 clear, stop at SEM < 0.1% of the mean),
 and Nsight Compute's `gpu__time_duration.sum` (median of the launches profiled inside an NVTX
 range, `--clock-control none`, ncu's own cache flush between launches).
@@ -32,6 +32,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from rung.clocks import Reading  # noqa: E402
 from rung.formats.base import import_file  # noqa: E402
 from rung.rungs.bench import measure as rung_measure  # noqa: E402
 from rung.rungs.bench import rotation  # noqa: E402
@@ -161,11 +162,13 @@ def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
     call = make()
     policy, flush = Policy.from_knobs(), Flusher()
     trace = Path(tempfile.mkdtemp()) / "trace.json"
-    repeats, walls = [], []
+    repeats, walls, clocks = [], [], []
     for _ in range(5):
         start = time.perf_counter()
+        reading = Reading.start()  # the SM clock while this repeat runs (a power-capped matmul steps)
         repeats.append(rung_measure(call, policy, flush, trace))
         walls.append(time.perf_counter() - start)
+        clocks.append(reading.result().get("sm_mhz"))
     medians = [r["median_ms"] for r in repeats]
     row: dict[str, Any] = {
         "target": name,
@@ -176,6 +179,7 @@ def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
         "rung_spread": max(medians) / min(medians) - 1,
+        "rung_sm_mhz": clocks,
         "do_bench_median_ms": float(triton.testing.do_bench(lambda: call(0), return_mode="median")),
     }
     row["rung_wall_s"] = statistics.median(walls)  # one measurement: warm-up, events, CUPTI pass
