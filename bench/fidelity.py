@@ -4,10 +4,11 @@
     python bench/fidelity.py --target NAME --launches N             # (ncu child) N launches of NAME
 
 For each kernel: rung's median (the bench rung's protocol, `rung.timing.timed`), its spread over
-5 repeated measurements (with the SM clock nvidia-smi read during each), the CUDA-graph figure, `triton.testing.do_bench(return_mode="median")`,
-the plain protocol (events around each call after an L2 clear, stop at SEM < 0.1% of the mean),
-and Nsight Compute's `gpu__time_duration.sum` (median of the launches profiled inside an NVTX
-range, `--clock-control none`, ncu's own cache flush between launches).
+5 repeated measurements (with the SM clock nvidia-smi read during each), the CUDA-graph figure,
+`triton.testing.do_bench(return_mode="median")`, the plain protocol (events around each call
+after an L2 clear, stop at SEM < 0.1% of the mean), and Nsight Compute's
+`gpu__time_duration.sum` (median of the launches profiled inside an NVTX range,
+`--clock-control none`, ncu's own cache flush between launches).
 """
 
 from __future__ import annotations
