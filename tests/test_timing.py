@@ -4,6 +4,7 @@ import gc
 
 import pytest
 
+from rung import timing
 from rung.timing import _gc_paused
 
 
@@ -28,3 +29,18 @@ def test_a_collector_paused_by_the_caller_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("pause_gc", [True, False])
+def test_timed_samples_with_the_collector_as_its_policy_says(monkeypatch, pause_gc):
+    seen = []
+    monkeypatch.setattr(timing, "_warm_up", lambda call, seconds: 1e-5)
+    monkeypatch.setattr(
+        timing, "_sample", lambda call, policy, flush, host_s: seen.append(gc.isenabled()) or {}
+    )
+    policy = timing.Policy(
+        warmup_s=0.0, min_samples=10, min_wall_s=0.1, target_rel_sem=0.005, max_s=1.0, pause_gc=pause_gc
+    )
+    timing.timed(lambda i: None, policy, flush=None)  # type: ignore[arg-type]
+    assert seen == [not pause_gc]
+    assert gc.isenabled()

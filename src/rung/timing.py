@@ -66,13 +66,11 @@ class Flusher:
         self.buffer.max()
 
 
-def timed(
-    call: Callable[[int], Any], policy: Policy, flush: Flusher, pause_gc: bool = True
-) -> dict[str, Any]:
-    """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped.
-    `pause_gc=False` leaves the garbage collector running (bench/event_noise.py measures why not)."""
+def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
+    """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped,
+    and the raw samples (`raw_ms`) with the sizes of the batches they were taken in (`batches`)."""
     host_s = _warm_up(call, policy.warmup_s)
-    with _gc_paused() if pause_gc else contextlib.nullcontext():
+    with _gc_paused() if policy.pause_gc else contextlib.nullcontext():
         return {**_sample(call, policy, flush, host_s), "host_overhead_ms": host_s * 1e3}
 
 
