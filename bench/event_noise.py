@@ -3,7 +3,7 @@
     python bench/event_noise.py --out results/event_noise.json
 
 For two short kernels (the tuned softmax at 1024x4096, ~8 us; the tuned vector add at 2^20,
-~3 us), rung's event sampling (`rung.timing.timed`) under four conditions: the garbage collector
+~4 us), rung's event sampling (`rung.timing.timed`) under four conditions: the garbage collector
 running and no lead-in spin at the start of a batch; the collector paused; the collector paused
 and the lead-in (what rung does); and that with an nvidia-smi query started just before (what
 the bench rung does to read the clock). Each condition samples for a fixed second, then once
