@@ -27,9 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from fidelity import rotating  # noqa: E402  (beside this file)
+
 from rung.clocks import Reading  # noqa: E402
 from rung.formats.base import import_file  # noqa: E402
-from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, timed  # noqa: E402
 
 CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside)
@@ -44,9 +45,7 @@ def _target(problem: str, case: dict[str, Any]) -> Callable[[int], Any]:
     folder = ROOT / "problems" / problem
     p = import_file(folder / "problem.py", f"noise_{problem}")
     fn = import_file(folder / "solutions" / "correct" / "tuned.py", f"noise_{problem}_tuned").custom_kernel
-    first = p.generate_input(seed=1, device="cuda", **case)
-    sets = [first] + [p.generate_input(seed=1 + k, device="cuda", **case) for k in range(1, rotation(first))]
-    return lambda i: fn(*sets[i % len(sets)])
+    return rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
 
 
 class Pauses:

@@ -45,7 +45,7 @@ NVTX = "rung_target"
 Target = Callable[[], Callable[[int], Any]]  # builds a call of the kernel; call(i) uses input set i mod n
 
 
-def _rotating(fn: Callable[..., Any], make_inputs: Callable[[int], tuple[Any, ...]]) -> Callable[[int], Any]:
+def rotating(fn: Callable[..., Any], make_inputs: Callable[[int], tuple[Any, ...]]) -> Callable[[int], Any]:
     """Input sets at distinct addresses, as many as the bench rung rotates through for this size."""
     first = make_inputs(0)
     sets = [first] + [make_inputs(k) for k in range(1, rotation(first))]
@@ -64,7 +64,7 @@ def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
             fn = import_file(
                 folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}"
             ).custom_kernel
-            return _rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
+            return rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
 
         out.append((f"{problem}/{solution} {case}", make))
     return out
@@ -78,7 +78,7 @@ def targets() -> list[tuple[str, Target]]:
     for log2 in (12, 16, 20, 24, 28):
 
         def make(n: int = 2**log2) -> Callable[[int], Any]:
-            return _rotating(va, lambda k: (torch.randn(n, device="cuda"), torch.randn(n, device="cuda")))
+            return rotating(va, lambda k: (torch.randn(n, device="cuda"), torch.randn(n, device="cuda")))
 
         out.append((f"vector_add 2^{log2}", make))
     out += _problem_targets("softmax", "tuned.py") + _problem_targets("layer_norm", "tuned.py")
@@ -87,7 +87,7 @@ def targets() -> list[tuple[str, Target]]:
         def inputs(k: int) -> tuple[Any, ...]:
             return tuple(torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) for _ in range(2))
 
-        return _rotating(torch.matmul, inputs)
+        return rotating(torch.matmul, inputs)
 
     out.append(("torch bf16 matmul 4096^3", matmul))
     return out
