@@ -38,6 +38,7 @@ from rung.formats.base import import_file  # noqa: E402
 from rung.rungs.bench import measure as rung_measure  # noqa: E402
 from rung.rungs.bench import rotation  # noqa: E402
 from rung.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
+from rung.worker.profiler_warmup import ProfilerWarmup  # noqa: E402
 
 NVTX = "rung_target"
 
@@ -107,7 +108,9 @@ def child(name: str, launches: int) -> None:
     torch.cuda.nvtx.range_pop()
 
 
-def ncu_median_ms(name: str, launches: int = 5) -> dict[str, Any]:
+def ncu_median_ms(name: str, launches: int = 5, cache_control: str = "all") -> dict[str, Any]:
+    """ncu's duration of `name`, the median over `launches` calls; `cache_control` "all" flushes
+    the caches before each profiled launch (ncu's default), "none" leaves them as they are."""
     exe = shutil.which("ncu")
     if exe is None:
         return {"error": "ncu not found"}
@@ -115,6 +118,8 @@ def ncu_median_ms(name: str, launches: int = 5) -> dict[str, Any]:
         exe,
         "--clock-control",
         "none",
+        "--cache-control",
+        cache_control,
         "--metrics",
         "gpu__time_duration.sum",
         "--csv",
@@ -179,6 +184,7 @@ def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
         "rung_rel_sem": repeats[0]["rel_sem"],
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
+        "rung_event_medians_ms": [r.get("events", {}).get("median_ms") for r in repeats],
         "rung_spread": max(medians) / min(medians) - 1,
         "rung_sm_mhz": clocks,
         "do_bench_median_ms": float(triton.testing.do_bench(lambda: call(0), return_mode="median")),
@@ -218,6 +224,10 @@ def main() -> None:
     if args.target:
         child(args.target, args.launches)
         return
+    # CUPTI's first use in a process idles the GPU for most of a second; a worker pays it at start,
+    # in the background, and so does this script, or the first target's first CUPTI pass would
+    # run on a GPU that has just rested (a power-capped matmul read 1.5% fast there).
+    warmup = ProfilerWarmup().wait()
     rows = []
     for name, make in targets():
         if args.only not in name:
@@ -230,6 +240,7 @@ def main() -> None:
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "rows": rows,
+        "profiler_warmup": warmup,
         "env": {k: v for k, v in os.environ.items() if k.startswith("RUNG_")},
     }
     if args.out:

@@ -1,8 +1,10 @@
 """The timing module's host-side parts that run without a GPU."""
 
 import gc
+import time
 
 import pytest
+import torch
 
 from rung import timing
 from rung.timing import _gc_paused
@@ -34,7 +36,7 @@ def test_a_collector_paused_by_the_caller_stays_paused() -> None:
 @pytest.mark.parametrize("pause_gc", [True, False])
 def test_timed_samples_with_the_collector_as_its_policy_says(monkeypatch, pause_gc):
     seen = []
-    monkeypatch.setattr(timing, "_warm_up", lambda call, seconds: 1e-5)
+    monkeypatch.setattr(timing, "_warm_up", lambda call, policy, flush: 1e-5)
     monkeypatch.setattr(
         timing, "_sample", lambda call, policy, flush, host_s: seen.append(gc.isenabled()) or {}
     )
@@ -44,3 +46,42 @@ def test_timed_samples_with_the_collector_as_its_policy_says(monkeypatch, pause_
     timing.timed(lambda i: None, policy, flush=None)  # type: ignore[arg-type]
     assert seen == [not pause_gc]
     assert gc.isenabled()
+
+
+def _policy(warmup_s: float) -> timing.Policy:
+    return timing.Policy(warmup_s=warmup_s, min_samples=10, min_wall_s=0.1, target_rel_sem=0.005, max_s=1.0)
+
+
+@pytest.fixture
+def device_log(monkeypatch):
+    """What the warm-up asks of the device, in order, with the CUDA calls recorded instead."""
+    log: list[str] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append("spin"))
+    return log
+
+
+def test_warm_up_first_makes_three_calls_one_at_a_time(device_log):
+    host_s = timing._warm_up(
+        lambda i: device_log.append(f"call {i}"), _policy(0.0), lambda: device_log.append("flush")
+    )
+    assert device_log == ["call 0", "sync", "call 1", "sync", "call 2", "sync"]
+    assert 0 <= host_s < 1e-3
+
+
+def test_warm_up_then_loads_the_device_the_way_samples_are_taken(device_log):
+    def call(i: int) -> None:
+        time.sleep(1e-3)
+        device_log.append("call")
+
+    host_s = timing._warm_up(call, _policy(0.06), lambda: device_log.append("flush"))
+    loaded = device_log[6:]
+    assert loaded.count("call") >= 10
+    calls = [k for k, what in enumerate(loaded) if what == "call"]
+    assert all(
+        loaded[k - 2 : k] == ["flush", "spin"] for k in calls
+    )  # each call flushed and queued behind a spin
+    assert loaded[-1] == "sync" and loaded.count("sync") < loaded.count(
+        "call"
+    )  # batches, not one sync per call
+    assert 1e-3 <= host_s < 0.05

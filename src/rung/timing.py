@@ -6,7 +6,8 @@ call's host-side overhead, so that when the start event fires the call is alread
 interval between the events is device time, not submission latency. Samples are taken in
 batches with one synchronisation per batch, until there are at least `min_samples` samples and
 `min_wall_s` of sampling, and the standard error of the mean is under `target_rel_sem`, or
-until `max_s` has passed. Warm-up is by time, so first-call compilation and idle clocks stay out.
+until `max_s` has passed. Warm-up is by time, so first-call compilation and idle clocks stay out,
+and loads the device as sampling does, so its power draw and clock are those it is sampled at.
 Each batch begins with a longer spin (`lead_in_s`): after the synchronisation that ends a batch
 the device is idle, and the host must queue several calls ahead before the first sample is taken.
 Python's garbage collector is paused while samples are taken, as `timeit` does.
@@ -69,7 +70,7 @@ class Flusher:
 def timed(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> dict[str, Any]:
     """Time `call(i)` (i counts calls, for rotating inputs); summary figures plus how it stopped,
     and the raw samples (`raw_ms`) with the sizes of the batches they were taken in (`batches`)."""
-    host_s = _warm_up(call, policy.warmup_s)
+    host_s = _warm_up(call, policy, flush)
     with _gc_paused() if policy.pause_gc else contextlib.nullcontext():
         return {**_sample(call, policy, flush, host_s), "host_overhead_ms": host_s * 1e3}
 
@@ -86,7 +87,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: float) -> dict[str, Any]:
-    spin_cycles = int(SPIN_HZ * min(max(2 * host_s, 20e-6), 5e-3))
+    spin_cycles = _spin_cycles(host_s)
     lead_in_cycles = int(SPIN_HZ * policy.lead_in_s)
     samples: list[float] = []
     batches: list[int] = []
@@ -125,19 +126,43 @@ def _sample(call: Callable[[int], Any], policy: Policy, flush: Flusher, host_s: 
     return {**summary(samples), "stop": stop, "raw_ms": samples, "batches": batches}
 
 
-def _warm_up(call: Callable[[int], Any], seconds: float) -> float:
-    """Call until `seconds` of wall time have passed (at least 3 calls); the median host-side time."""
+def _warm_up(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> float:
+    """Three calls one at a time (first-call compilation, allocations), then calls taken the way
+    samples are (flush, spin, call; a synchronisation per batch of up to 10) until
+    `policy.warmup_s` of wall time have passed, so that the device draws the power and runs at the
+    clock it will be sampled at: a matmul at the power cap slows as it loads the GPU, and calls
+    synchronised one at a time do not load it. The median host-side time of a call."""
     host: list[float] = []
+    walls: list[float] = []
     start = time.perf_counter()
-    i = 0
-    while i < 3 or time.perf_counter() - start < seconds:
+    for i in range(3):
         t = time.perf_counter()
-        call(i)
-        host.append(time.perf_counter() - t)
+        host.append(_host_time(call, i))
         torch.cuda.synchronize()
-        i += 1
+        walls.append(time.perf_counter() - t)
+    per_call = sorted(walls)[1]
+    i = 3
+    while (left := policy.warmup_s - (time.perf_counter() - start)) > 0:
+        spin_cycles = _spin_cycles(sorted(host)[len(host) // 2])
+        for _ in range(max(1, min(10, int(left / per_call)))):
+            flush()
+            torch.cuda._sleep(spin_cycles)
+            host.append(_host_time(call, i))
+            i += 1
+        torch.cuda.synchronize()
     host.sort()
     return host[len(host) // 2]
+
+
+def _host_time(call: Callable[[int], Any], i: int) -> float:
+    t = time.perf_counter()
+    call(i)
+    return time.perf_counter() - t
+
+
+def _spin_cycles(host_s: float) -> int:
+    """A spin kernel twice a call's host-side time (20 us to 5 ms), so the call is queued before it ends."""
+    return int(SPIN_HZ * min(max(2 * host_s, 20e-6), 5e-3))
 
 
 def graph_timed(
