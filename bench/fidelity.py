@@ -224,9 +224,9 @@ def main() -> None:
     if args.target:
         child(args.target, args.launches)
         return
-    # CUPTI's first use in a process idles the GPU for most of a second; a worker pays it at start,
-    # in the background, and so does this script, or the first target's first CUPTI pass would
-    # run on a GPU that has just rested (a power-capped matmul read 1.5% fast there).
+    # CUPTI's first use in a process costs most of a second; a worker pays it at start, in the
+    # background, and so does this script, so the first target's first CUPTI pass does not follow
+    # a second of idle GPU.
     warmup = ProfilerWarmup().wait()
     rows = []
     for name, make in targets():

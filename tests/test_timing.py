@@ -78,10 +78,8 @@ def test_warm_up_then_loads_the_device_the_way_samples_are_taken(device_log):
     loaded = device_log[6:]
     assert loaded.count("call") >= 10
     calls = [k for k, what in enumerate(loaded) if what == "call"]
-    assert all(
-        loaded[k - 2 : k] == ["flush", "spin"] for k in calls
-    )  # each call flushed and queued behind a spin
-    assert loaded[-1] == "sync" and loaded.count("sync") < loaded.count(
-        "call"
-    )  # batches, not one sync per call
+    # each call flushed and queued behind a spin, in batches rather than one synchronisation per call
+    assert all(loaded[k - 2 : k] == ["flush", "spin"] for k in calls)
+    assert loaded[-1] == "sync"
+    assert loaded.count("sync") < loaded.count("call")
     assert 1e-3 <= host_s < 0.05

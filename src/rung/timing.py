@@ -140,7 +140,7 @@ def _warm_up(call: Callable[[int], Any], policy: Policy, flush: Flusher) -> floa
         host.append(_host_time(call, i))
         torch.cuda.synchronize()
         walls.append(time.perf_counter() - t)
-    per_call = sorted(walls)[1]
+    per_call = max(sorted(walls)[1], 1e-6)
     i = 3
     while (left := policy.warmup_s - (time.perf_counter() - start)) > 0:
         spin_cycles = _spin_cycles(sorted(host)[len(host) // 2])
