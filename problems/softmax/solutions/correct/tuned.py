@@ -1,6 +1,6 @@
 """Row softmax, tuned Triton: the row stays in registers (one read, one write), warps scale with
 the row width so each thread holds at most 32 values, exp2 with the log2(e) scale folded in.
-Plain loads: with `eviction_policy="evict_first"` it ran 4-5% slower on an H200 at 8192x8192
+Plain loads: with `eviction_policy="evict_first"` it ran 5% slower on an H200 at 8192x8192
 and 32768x4096 (133.7 and 268.7 us against 127.3 and 255.6; docs/BENCHMARKS.md, 2026-12-04)."""
 
 import torch
