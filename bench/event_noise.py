@@ -27,10 +27,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from fidelity import rotating  # noqa: E402  (beside this file)
+from fidelity import problem_call  # noqa: E402  (beside this file)
 
 from rung.clocks import Reading  # noqa: E402
-from rung.formats.base import import_file  # noqa: E402
 from rung.timing import Flusher, Policy, timed  # noqa: E402
 
 CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside)
@@ -39,13 +38,6 @@ CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside
     "gc paused, lead-in (rung)": (True, 5e-4, False),
     "rung + nvidia-smi": (True, 5e-4, True),
 }
-
-
-def _target(problem: str, case: dict[str, Any]) -> Callable[[int], Any]:
-    folder = ROOT / "problems" / problem
-    p = import_file(folder / "problem.py", f"noise_{problem}")
-    fn = import_file(folder / "solutions" / "correct" / "tuned.py", f"noise_{problem}_tuned").custom_kernel
-    return rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
 
 
 class Pauses:
@@ -112,7 +104,7 @@ def main() -> None:
     fixed = dataclasses.replace(default, target_rel_sem=0.0, max_s=args.seconds)
     rows = []
     for problem, case in (("softmax", {"rows": 1024, "cols": 4096}), ("vector_add", {"n": 2**20})):
-        call = _target(problem, case)
+        call = problem_call(problem, "tuned.py", case)
         for condition in CONDITIONS:
             for stop, policy in (("fixed", fixed), ("default", default)):
                 row = {"kernel": f"{problem} {case}", "condition": condition, "policy": stop}

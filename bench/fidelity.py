@@ -53,6 +53,14 @@ def rotating(fn: Callable[..., Any], make_inputs: Callable[[int], tuple[Any, ...
     return lambda i: fn(*sets[i % len(sets)])
 
 
+def problem_call(problem: str, solution: str, case: dict[str, Any]) -> Callable[[int], Any]:
+    """An example's correct `solution` on `case`, its inputs rotating as the bench rung rotates them."""
+    folder = ROOT / "problems" / problem
+    p = import_file(folder / "problem.py", f"fid_{problem}")
+    fn = import_file(folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}").custom_kernel
+    return rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
+
+
 def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
     folder = ROOT / "problems" / problem
     out: list[tuple[str, Target]] = []
@@ -61,11 +69,7 @@ def _problem_targets(problem: str, solution: str) -> list[tuple[str, Target]]:
     for case in import_file(folder / "problem.py", f"fid_{problem}").BENCHMARKS:
 
         def make(case: dict[str, Any] = case) -> Callable[[int], Any]:
-            p = import_file(folder / "problem.py", f"fid_{problem}")
-            fn = import_file(
-                folder / "solutions" / "correct" / solution, f"fid_{problem}_{solution}"
-            ).custom_kernel
-            return rotating(fn, lambda k: p.generate_input(seed=1 + k, device="cuda", **case))
+            return problem_call(problem, solution, case)
 
         out.append((f"{problem}/{solution} {case}", make))
     return out

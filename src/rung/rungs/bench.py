@@ -4,9 +4,9 @@ For each case: several input sets at distinct addresses (rotated, so neither out
 L2 residency flatters the figure); the solution checked against the reference on the first set
 (a wrong case is not timed); then the solution, the reference and the baseline (torch.compile of
 the reference) each measured the same way (`measure`: event timing with an adaptive stop, then
-as many calls again under CUPTI, whose per-call device span, kernels and copies alike, is the
-headline figure); for calls under 20 us, the per-call time of a CUDA graph of many calls back to
-back (`graph`); the SM clock read at the start and end of sampling. Warm-up is the policy's for
+as many calls again, 20 to 100 of them, under CUPTI, whose per-call device span, kernels and
+copies alike, is the headline figure); for calls under 20 us, the per-call time of a CUDA graph
+of many calls back to back (`graph`); the SM clock read at the start and end of sampling. Warm-up is the policy's for
 the first timing, short after it (the GPU is hot, and each case's kernels were compiled by its
 correctness check). Each case records where its wall time went (`wall_s`). Each finished case is
 appended to `bench/partial.jsonl`, so a crash later keeps what was measured."""
@@ -137,11 +137,11 @@ def _case(
 
 
 def measure(call: Callable[[int], Any], policy: Policy, flush: Flusher, trace: Path) -> dict[str, Any]:
-    """Events first (they decide when the figure is sure enough), then as many calls again under
-    CUPTI: the headline figures are CUPTI's per-call device span (the first kernel, copy or memset
-    to the end of the last), which leaves out the launch latency every event pair includes; the
-    event figures stay under `events`. Where CUPTI gives nothing, the event figures are the
-    headline."""
+    """Events first (they decide when the figure is sure enough), then as many calls again (20 to
+    100) under CUPTI: the headline figures are CUPTI's per-call device span (the first kernel,
+    copy or memset to the end of the last), which leaves out the launch latency every event pair
+    includes; the event figures stay under `events`. Where CUPTI gives nothing, the event figures
+    are the headline."""
     wall = Walls()
     events = timed(call, policy, flush)
     wall.lap("events")
