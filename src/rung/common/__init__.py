@@ -1,0 +1,1 @@
+"""Modules both sides of the trust boundary share: tensor helpers, timing, messages."""
