@@ -3,7 +3,7 @@
     python bench/event_noise.py --out results/event_noise.json
 
 For two short kernels (the tuned softmax at 1024x4096, ~8 us; the tuned vector add at 2^20,
-~4 us), rung's event sampling (`rung.timing.timed`) under four conditions: the garbage collector
+~4 us), rung's event sampling (`rung.common.timing.timed`) under four conditions: the garbage collector
 running and no lead-in spin at the start of a batch; the collector paused; the collector paused
 and the lead-in (what rung does); and that with an nvidia-smi query started just before (what
 the bench rung does to read the clock). Each condition samples for a fixed second, then once
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from fidelity import problem_call  # noqa: E402  (beside this file)
 
 from rung.clocks import Reading  # noqa: E402
-from rung.timing import Flusher, Policy, timed  # noqa: E402
+from rung.common.timing import Flusher, Policy, timed  # noqa: E402
 
 CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside)
     "gc running, no lead-in": (False, 0.0, False),

@@ -3,7 +3,7 @@
     python bench/fidelity.py --out results/fidelity.json            # everything, ncu included
     python bench/fidelity.py --target NAME --launches N             # (ncu child) N launches of NAME
 
-For each kernel: rung's median (the bench rung's protocol, `rung.timing.timed`), its spread over
+For each kernel: rung's median (the bench rung's protocol, `rung.common.timing.timed`), its spread over
 5 repeated measurements (with the SM clock nvidia-smi read during each), the CUDA-graph figure,
 `triton.testing.do_bench(return_mode="median")`, the plain protocol (events around each call
 after an L2 clear, stop at SEM < 0.1% of the mean), and Nsight Compute's
@@ -34,11 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rung.clocks import Reading  # noqa: E402
-from rung.formats.base import import_file  # noqa: E402
-from rung.rungs.bench import measure as rung_measure  # noqa: E402
-from rung.rungs.bench import rotation  # noqa: E402
-from rung.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
-from rung.worker.profiler_warmup import ProfilerWarmup  # noqa: E402
+from rung.common.loader import import_file  # noqa: E402
+from rung.judge.rungs.bench import measure as rung_measure  # noqa: E402
+from rung.judge.rungs.bench import rotation  # noqa: E402
+from rung.common.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
+from rung.solution.profiler_warmup import ProfilerWarmup  # noqa: E402
 
 NVTX = "rung_target"
 

@@ -98,7 +98,7 @@ def evaluate(folder: Path, submission: Path) -> dict[str, Any]:
     """(child process, cwd = folder) The project's own verdict per case; plain medians if all pass."""
     import torch
 
-    from rung.timing import Flusher, plain_protocol
+    from rung.common.timing import Flusher, plain_protocol
 
     sys.path[:0] = [str(folder), str(folder.parent)]  # task.yml takes utils.py from one folder up
     reference = importlib.import_module("reference")

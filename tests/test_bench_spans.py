@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rung.rungs.bench import call_spans
+from rung.common.measure import call_spans
 
 
 def _work(cat: str, name: str, ts: float, dur: float) -> dict:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rung import knobs
-from rung.formats import load_problem
+from rung.judge.formats import load_problem
 from rung.spec import Status
 from tests.conftest import FIXTURES, rung_of
 

@@ -6,8 +6,8 @@ import time
 import pytest
 import torch
 
-from rung import timing
-from rung.timing import _gc_paused
+from rung.common import timing
+from rung.common.timing import _gc_paused
 
 
 def test_the_collector_is_paused_while_sampling_and_restored_after() -> None:
@@ -38,7 +38,7 @@ def test_timed_samples_with_the_collector_as_its_policy_says(monkeypatch, pause_
     seen = []
     monkeypatch.setattr(timing, "_warm_up", lambda call, policy, flush: 1e-5)
     monkeypatch.setattr(
-        timing, "_sample", lambda call, policy, flush, host_s: seen.append(gc.isenabled()) or {}
+        timing, "_sample", lambda call, policy, flush, host_s, after=None: seen.append(gc.isenabled()) or {}
     )
     policy = timing.Policy(
         warmup_s=0.0, min_samples=10, min_wall_s=0.1, target_rel_sem=0.005, max_s=1.0, pause_gc=pause_gc

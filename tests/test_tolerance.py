@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rung.tolerance import Tolerance
+from rung.judge.tolerance import Tolerance
 
 
 def test_defaults_follow_the_output_dtype():

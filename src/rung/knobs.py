@@ -67,6 +67,12 @@ KNOBS: dict[str, Knob] = {
             "",
             "comma-separated rungs to leave out (SKIPPED, saying so), e.g. 'profile' while iterating",
         ),
+        Knob(
+            "RUNG_CONFINE",
+            int,
+            1,
+            "1: confine solution processes (Landlock, scoped signals); 0 only to diagnose a kernel that refuses it",
+        ),
         Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),
         Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a worker's stderr kept in a crash message"),
     ]

@@ -18,8 +18,6 @@ class RungSpec:
     needs_gpu: bool = False
     timeout_s: float = 120.0
     in_controller: bool = False  # computed from earlier rungs' figures; runs no solution code
-    builds_only: bool = False  # runs in a worker of its own with Triton in JIT mode, never interpreted
-    profiler: bool = False  # runs the solution in a process of its own under Nsight Compute
 
 
 LADDER: tuple[RungSpec, ...] = (
@@ -29,7 +27,6 @@ LADDER: tuple[RungSpec, ...] = (
         "build every launched kernel for the target without running it",
         ("load",),
         timeout_s=300,
-        builds_only=True,
     ),
     RungSpec("run", "one call: kind, shape, dtype, every element written, finite", ("load",), timeout_s=120),
     RungSpec(
@@ -55,7 +52,6 @@ LADDER: tuple[RungSpec, ...] = (
         ("scale",),
         needs_gpu=True,
         timeout_s=600,
-        profiler=True,
     ),
 )
 

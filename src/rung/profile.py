@@ -1,8 +1,9 @@
-"""profile: Nsight Compute on the kernels of one call, the largest benchmark case (controller side).
+"""profile: reading Nsight Compute's figures for the kernels of one call of the largest benchmark case.
 
-The solution runs in a process of its own (`rung.worker.profile_target`, the worker's
-environment: no secrets) under `ncu --clock-control none`, which profiles only the kernels
-inside the call's NVTX range. Per kernel, hottest first: its time, the Speed Of Light figures
+The judge runs the solution in a confined process of its own (`rung.solution.profile_target`, on
+inputs the judge drew and saved) under `ncu --clock-control none`, which profiles only the
+kernels inside the call's NVTX range (`rung.judge.rungs.profile`); this module turns what ncu
+wrote into the rung's result. Per kernel, hottest first: its time, the Speed Of Light figures
 (SM and memory throughput as a percent of peak, DRAM throughput and bytes, L2 hit rate),
 achieved occupancy, registers and launch shape; and one plain reading for a person or an agent:
 memory-bound, compute-bound, or latency-bound (neither above LATENCY_BOUND_BELOW percent of
@@ -11,68 +12,29 @@ peak: too little work in flight, or stalls). ncu's CSV and the program's output 
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import signal
 import statistics
-import subprocess
-import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from rung import ncu
 from rung.spec import RungResult, Status
-from rung.worker.process import worker_environment
 
 LATENCY_BOUND_BELOW = 60.0  # percent of peak, SM and memory both
 TAIL_LINES = 6
 
 
-def profile(hello: dict[str, Any], run_dir: Path, timeout_s: float) -> RungResult:
-    exe = ncu.find()
-    if exe is None:
+def interpret(log: Path, target_log: Path, code: int | None, seconds: float, timeout_s: float) -> RungResult:
+    """The profile rung's result from what ncu wrote (`log`) and what the target said."""
+    if code is None:
         return RungResult(
-            "profile",
-            Status.SKIPPED,
-            "Nsight Compute (ncu) is not installed here (PATH, /usr/local/cuda/bin)",
+            "profile", Status.TIMEOUT, f"ncu still running after {timeout_s:g} s; killed", seconds=timeout_s
         )
-    out = run_dir / "profile"
-    out.mkdir(parents=True, exist_ok=True)
-    hello_path, log, target_log = out / "hello.json", out / "ncu.csv", out / "target.log"
-    hello_path.write_text(json.dumps({**hello, "interpret": False}))
-    target = [sys.executable, "-m", "rung.worker.profile_target", str(hello_path), "-1"]
-    start = time.perf_counter()
-    with target_log.open("wb") as sink:
-        proc = subprocess.Popen(
-            ncu.command(exe, log, target),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=worker_environment(),
-            cwd=hello.get("cwd") or None,
-            start_new_session=True,
-        )
-        try:
-            code = proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return RungResult(
-                "profile",
-                Status.TIMEOUT,
-                f"ncu still running after {timeout_s:g} s; killed",
-                seconds=timeout_s,
-            )
-    seconds = round(time.perf_counter() - start, 3)
     text = log.read_text(errors="replace") if log.exists() else ""
     artifacts = [str(p) for p in (log, target_log) if p.exists()]
     launches = ncu.parse(text)
     if not launches:
-        said = _tail(text) + _tail(target_log.read_text(errors="replace"))
+        said = _tail(text) + _tail(target_log.read_text(errors="replace") if target_log.exists() else "")
         if any("ERR_NVGPUCTRPERM" in line for line in said):
             return RungResult(
                 "profile",
@@ -88,7 +50,7 @@ def profile(hello: dict[str, Any], run_dir: Path, timeout_s: float) -> RungResul
         )
     kernels = summarize(launches)
     lines = [_line(k) for k in kernels[:3]]
-    more = f"\n  ... {len(kernels) - 3} more kernel(s) in {out / 'ncu.csv'}" if len(kernels) > 3 else ""
+    more = f"\n  ... {len(kernels) - 3} more kernel(s) in {log}" if len(kernels) > 3 else ""
     return RungResult(
         "profile",
         Status.OK,

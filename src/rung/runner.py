@@ -7,24 +7,28 @@ rung that can still tell something starts a fresh worker.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import platform
 import random
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rung import devices, knobs
+from rung import confine, devices, knobs
 from rung.errors import ProblemError, UsageError
 from rung.ladder import LADDER, RungSpec
-from rung.profile import profile
 from rung.roofline import roofline
 from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
 from rung.store import Store
 from rung.trace import trace
-from rung.worker.process import Worker, WorkerCrashed, WorkerTimedOut
+from rung.judge_process import Worker, WorkerCrashed, WorkerTimedOut
+
+JUDGE_GRACE_S = 600.0
 
 CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
     "roofline": roofline,
@@ -36,21 +40,23 @@ OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
 
 
-def _hello(problem_dir: Path, solution: Path | None, run_dir: Path, seed: int) -> dict[str, Any]:
+def _hello(problem_dir: Path, solution: Path | None, source: str | None, run_dir: Path, seed: int) -> dict[str, Any]:
+    """The judge's first message: the solution travels as the source that was hashed and stored."""
     return {
-        "interpret": True,
         "problem": str(problem_dir.resolve()),
-        "solution": str(solution.resolve()) if solution else "",
+        "source": source,
+        "solution_name": solution.name if solution else "",
         "run_dir": str(run_dir.resolve()),
         "seed": seed,
         "cpu_memory_mb": int(knobs.get("RUNG_WORKER_MEMORY_MB")),
+        "confine": bool(knobs.get("RUNG_CONFINE")),
         "cwd": str(problem_dir.resolve() if problem_dir.is_dir() else problem_dir.resolve().parent),
     }
 
 
 def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, Any]:
     """One request to a fresh worker that holds no solution."""
-    worker = Worker(_hello(folder, None, scratch, 0), scratch)
+    worker = Worker(_hello(folder, None, None, scratch, 0), scratch)
     try:
         return worker.call(op, {}, timeout_s)
     finally:
@@ -108,34 +114,57 @@ def climb(
     on_run: OnRun | None = None,
     parent: str | None = None,
 ) -> Run:
-    """Climb every rung for one solution, storing each as it ends; return the finished run."""
+    """Climb every rung for one solution, storing each as it ends; return the finished run.
+    Interrupted (Ctrl-C, SIGTERM), the run is stored INTERRUPTED with the rungs it finished and
+    the interrupt goes on; an exception in the problem's own code raises ProblemError."""
     left_out = skipped_rungs()
-    solution = Solution.from_file(solution_path, parent=parent)
+    data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
+    solution = Solution.from_bytes(solution_path, data, parent=parent)
+    source = data.decode(errors="replace")
     seed = new_seed()
-    run = store.begin(problem.name, problem.path, solution, device, seed, environment())
+    run = store.begin(problem.name, problem.path, solution, device, seed, environment(), source=source)
     run_dir = store.run_dir(run.id)
-    hello = _hello(Path(problem.path), solution_path, run_dir, seed)
-    worker = Worker(hello, run_dir)
-    # Without a GPU the main worker interprets Triton; building needs a worker in JIT mode.
-    builder = worker if device.kind == "cuda" else Worker({**hello, "interpret": False}, run_dir / "build")
+    worker = Worker(_hello(Path(problem.path), solution_path, source, run_dir, seed), run_dir / "logs")
+    confine.become_subreaper()
+    before = set(confine.descendants(os.getpid()))
     results: dict[str, RungResult] = {}
+    current = LADDER[0].name
     try:
         for spec in LADDER:
+            current = spec.name
             if spec.name in left_out:
                 result = RungResult(spec.name, Status.SKIPPED, "left out (RUNG_SKIP)")
             else:
-                result = _one(spec, results, device, builder if spec.builds_only else worker)
+                result = _one(spec, results, device, worker)
             results[spec.name] = result
             store.add_rung(run, result)
             if on_rung:
                 on_rung(run, result)
+    except (KeyboardInterrupt, Interrupted):
+        store.add_rung(run, RungResult(current, Status.INTERRUPTED, "interrupted before this rung ended"))
+        store.interrupt(run)
+        raise
     finally:
         worker.close()
-        builder.close()
-        store.finish(run)
+        _kill_orphans(before)
+    store.finish(run)
     if on_run:
         on_run(run)
     return run
+
+
+class Interrupted(Exception):
+    """SIGTERM, raised where Ctrl-C would raise KeyboardInterrupt (the CLI installs the handler)."""
+
+
+def _kill_orphans(before: set[int]) -> None:
+    """Kill what a candidate left behind that reached the controller (a subreaper): processes
+    below this one that were not there when the climb began."""
+    for pid in confine.descendants(os.getpid()):
+        if pid not in before:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, os.WNOHANG)
 
 
 def skipped_rungs() -> set[str]:
@@ -160,11 +189,14 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
     if spec.in_controller:
         return CONTROLLER_RUNGS[spec.name](results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
-    if spec.profiler:
-        return profile(worker.hello, worker.log_dir, limit)
     start = time.perf_counter()
     try:
-        return RungResult.from_dict(worker.call(spec.name, {}, limit))
+        # The judge enforces the limit on the solution; the controller's own is a backstop
+        # for a judge stuck in the problem's code, with room for starting a solution process.
+        reply = worker.call(spec.name, {"timeout_s": limit}, limit + JUDGE_GRACE_S)
+        if "problem_error" in reply:
+            raise ProblemError(str(reply["problem_error"]))
+        return RungResult.from_dict(reply)
     except WorkerTimedOut as e:
         status, how, tail = (
             Status.TIMEOUT,
@@ -174,7 +206,7 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
     except WorkerCrashed as e:
         status, how, tail = Status.ERROR, e.how, e.stderr_tail
     metrics: dict[str, Any] = {"stderr_tail": tail}
-    partial = worker.log_dir / spec.name / "partial.jsonl"
+    partial = worker.log_dir.parent / spec.name / "partial.jsonl"
     if partial.exists():
         metrics["measured_before"] = [
             json.loads(line) for line in partial.read_text().splitlines() if line.strip()

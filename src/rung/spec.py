@@ -27,10 +27,11 @@ class Status(str, enum.Enum):
     SKIPPED = "SKIPPED"  # could not run here, or a rung it needs did not pass; the message says which
     ERROR = "ERROR"  # the solution raised or crashed its worker
     TIMEOUT = "TIMEOUT"  # the rung ran past its time limit
+    INTERRUPTED = "INTERRUPTED"  # a person stopped it (Ctrl-C, SIGTERM): it says nothing of the solution
 
     @property
     def bad(self) -> bool:
-        return self in (Status.FAILED, Status.ERROR, Status.TIMEOUT)
+        return self in (Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.INTERRUPTED)
 
 
 class Backend(str, enum.Enum):
@@ -67,7 +68,11 @@ class Solution:
 
     @classmethod
     def from_file(cls, path: str | Path, parent: str | None = None) -> Solution:
-        data = Path(path).read_bytes()
+        return cls.from_bytes(path, Path(path).read_bytes(), parent)
+
+    @classmethod
+    def from_bytes(cls, path: str | Path, data: bytes, parent: str | None = None) -> Solution:
+        """The solution named by the hash of `data`: the bytes that are stored and that run."""
         return cls(path=str(path), sha256=hashlib.sha256(data).hexdigest(), parent=parent)
 
 
@@ -127,13 +132,15 @@ class Run:
 
     @property
     def ok(self) -> bool:
-        """True when no rung that ran failed, errored or timed out."""
+        """True when no rung that ran failed, errored, timed out or was interrupted."""
         return bool(self.rungs) and not any(r.status.bad for r in self.rungs)
 
     @property
     def verdict(self) -> str:
         if not self.rungs:
             return "EMPTY"
+        if any(r.status == Status.INTERRUPTED for r in self.rungs):
+            return f"INTERRUPTED after {self.rungs[-1].name}"
         if not self.ok:
             first = next(r for r in self.rungs if r.status.bad)
             return f"FAIL at {first.name}"

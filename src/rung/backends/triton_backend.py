@@ -27,10 +27,12 @@ STAGES = ("ttir", "ttgir", "llir", "ptx")
 
 class Launches:
     """Counts Triton kernel launches, interpreted or compiled, from the moment it is installed.
-    A launch over an empty grid runs no program and is not counted."""
+    A launch over an empty grid runs no program and is not counted. While `suppress` is set,
+    launches are counted and not run (the guard's test of whether a kernel does any work)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.suppress = False
 
     def install(self) -> None:
         from triton.runtime.interpreter import InterpretedFunction
@@ -42,6 +44,8 @@ class Launches:
             def counted(fn_self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
                 if not kwargs.get("warmup") and _programs(fn_self, args, kwargs) != 0:
                     self.count += 1
+                    if self.suppress:
+                        return None
                 return _original(fn_self, *args, **kwargs)
 
             cls.run = counted
@@ -91,7 +95,7 @@ def compile_solution(
     """
     import triton
 
-    from rung.formats.base import import_file
+    from rung.common.loader import import_file
 
     saved = triton.knobs.runtime.interpret
     triton.knobs.runtime.interpret = False

@@ -1,0 +1,168 @@
+"""Measuring one function on one case: events with an adaptive stop, then a CUPTI pass.
+
+Both sides use it: the solution process measures the solution (with its timed calls' outputs
+checked, `after`), the judge measures the reference and the baseline. The CUPTI pass brackets
+every call with harness ranges (the L2 flush before it, a marker kernel on the call's stream
+right after it returns), so its trace also says whether the solution left work running: device
+work launched outside any call (by a thread of its own), or work of a call still running after
+the marker that follows the call in its stream started (a side stream the call never joined).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung.common.timing import Flusher, Policy, timed
+from rung.stats import summary
+from rung.trace import CALL, span_and_busy_us, work_per_call
+
+HARNESS = "rung::harness"
+MARK_CYCLES = 1000  # the marker after each profiled call: a spin of about half a microsecond
+LATE_SLACK_US = 1.0
+CUPTI_MIN_CALLS, CUPTI_MAX_CALLS = 20, 100
+DEVICE_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
+LAUNCHES = ("cuda_runtime", "cuda_driver")
+
+
+class Walls:
+    """Wall seconds per phase of a case (where the time to a verdict goes)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self._t, 4)
+        self._t = now
+
+
+def measure(
+    call: Callable[[int], Any],
+    policy: Policy,
+    flush: Flusher,
+    trace: Path,
+    after: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Events first (they decide when the figure is sure enough), then as many calls again (20 to
+    100) under CUPTI: the headline figures are CUPTI's per-call device span (the first kernel,
+    copy or memset to the end of the last), which leaves out the launch latency every event pair
+    includes; the event figures stay under `events`. Where CUPTI gives nothing, the event figures
+    are the headline."""
+    wall = Walls()
+    events = timed(call, policy, flush, after)
+    wall.lap("events")
+    calls = max(CUPTI_MIN_CALLS, min(int(events["samples"]), CUPTI_MAX_CALLS))
+    try:
+        cu = cupti(call, flush, trace, calls)
+    except Exception as e:
+        cu = {"error": f"{type(e).__name__}: {e}"}
+    wall.lap("cupti")
+    public = {**_public(events), "wall_s": wall.laps}
+    if "error" in cu:
+        return {**public, "timing": "events", "cupti_error": cu["error"]}
+    spans = cu.pop("spans_ms")
+    return {**summary(spans), "timing": "cupti", **cu, "events": public}
+
+
+def _public(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in s.items() if k not in ("raw_ms", "batches")}
+
+
+def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -> dict[str, Any]:
+    """`calls` flushed calls under torch.profiler: per-call device span, busy time, gaps, kernels."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(calls):
+            with record_function(HARNESS):
+                flush()
+            with record_function(CALL):
+                call(i)
+            with record_function(HARNESS):
+                torch.cuda._sleep(MARK_CYCLES)
+        torch.cuda.synchronize()
+    prof.export_chrome_trace(str(trace))
+    events = json.loads(trace.read_text()).get("traceEvents", [])
+    return {**call_spans(events), **left_running(events)}
+
+
+def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per `rung::call` GPU range of a trace: the span from the first device activity's start to
+    the last one's end, kernels, copies and memsets alike (a copy is work the call asked for: a
+    `copy_` into a preallocated output is a memcpy, not a kernel), the busy time, and the kernels."""
+    per_call = work_per_call(events)
+    if per_call is None:
+        return {"error": "the trace has no GPU range for the call"}
+    spans, busy, names, copies = [], [], [], []
+    for inside in per_call:
+        kernels = [e["name"] for e in inside if e.get("cat") == "kernel"]
+        if not kernels:
+            continue
+        span_us, busy_us = span_and_busy_us(inside)
+        spans.append(span_us / 1e3)
+        busy.append(busy_us / 1e3)
+        names.append(kernels)
+        copies.append(len(inside) - len(kernels))
+    if not spans:
+        return {"error": "no kernel ran inside the call's GPU range"}
+    return {
+        "spans_ms": spans,
+        "busy_ms": sorted(busy)[len(busy) // 2],
+        "gap_ms": max(0.0, sorted(spans)[len(spans) // 2] - sorted(busy)[len(busy) // 2]),
+        "kernels_per_call": len(names[0]),
+        "copies_per_call": copies[0],
+        "kernels": sorted({n for ns in names for n in ns})[:10],
+    }
+
+
+
+
+def left_running(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Device work the calls of a trace left behind: `outside_launches`, work launched from no
+    call and no harness range (a thread of the solution's, still launching after its call
+    returned), and `late_calls`, calls with work that ended after the marker following the call
+    in its stream began (work on a stream the call never joined back). With names, for the message."""
+    ranges = sorted(
+        (e for e in events if e.get("cat") == "user_annotation" and e.get("name") in (CALL, HARNESS)),
+        key=lambda e: float(e["ts"]),
+    )
+    launches = {
+        e["args"]["correlation"]: e
+        for e in events
+        if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})
+    }
+    owner: dict[int, list[dict[str, Any]]] = {id(r): [] for r in ranges}
+    outside: list[str] = []
+    for work in (e for e in events if e.get("cat") in DEVICE_WORK):
+        launch = launches.get(work.get("args", {}).get("correlation"))
+        if launch is None:
+            continue  # no host record of the launch: nothing to say
+        holder = _enclosing(ranges, launch)
+        if holder is None:
+            outside.append(str(work.get("name", "?")))
+        else:
+            owner[id(holder)].append(work)
+    late = 0
+    for r, following in zip(ranges, ranges[1:], strict=False):
+        if r.get("name") != CALL or following.get("name") != HARNESS or not owner[id(following)]:
+            continue
+        mark = min(float(w["ts"]) for w in owner[id(following)])
+        ends = [float(w["ts"]) + float(w["dur"]) for w in owner[id(r)]]
+        if ends and max(ends) > mark + LATE_SLACK_US:
+            late += 1
+    return {"outside_launches": len(outside), "outside_names": sorted(set(outside))[:5], "late_calls": late}
+
+
+def _enclosing(ranges: list[dict[str, Any]], launch: dict[str, Any]) -> dict[str, Any] | None:
+    ts, where = float(launch["ts"]), (launch.get("pid"), launch.get("tid"))
+    for r in ranges:
+        if (r.get("pid"), r.get("tid")) == where and float(r["ts"]) <= ts <= float(r["ts"]) + float(r["dur"]):
+            return r
+    return None

@@ -1,0 +1,58 @@
+"""What crosses between the judge and the solution process, typed (standard library only).
+
+The judge sends requests as JSON; the solution process answers with these reports, also JSON,
+never a pickle. A report carries figures and descriptions of what the solution did, never a
+verdict: the judge decides from the outputs it copied out and from its own reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class OutputMeta:
+    """One tensor a call returned, as the solution process saw it."""
+
+    type: str  # the Python type's name: "Tensor" for a plain tensor
+    shape: list[int]
+    dtype: str
+    device: str
+    contiguous: bool
+    copied: bool  # copied into the judge's slot (shape, dtype and device as the slot's)
+    alias_of_input: int | None = None  # index of the input leaf whose memory it shares
+    same_object_as_before: bool = False  # the very tensor object an earlier call returned
+    reuses_earlier_output: bool = False  # shares memory with an output of an earlier call still alive
+
+
+@dataclass
+class CallReport:
+    """One call of the solution: what it returned, how long it took on the host, what it launched."""
+
+    returned: str  # "tensor", "tuple of 2", or a description of something else ("None", "a dict")
+    outputs: list[OutputMeta] = field(default_factory=list)
+    seconds: float = 0.0
+    launches: int = 0  # Triton launches over a non-empty grid
+    error: str = ""  # "ExcType: message (at file.py:LINE in fn)" when the call raised
+    error_type: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CallReport:
+        outputs = [OutputMeta(**o) for o in d.get("outputs", [])]
+        return cls(**{**d, "outputs": outputs})
+
+
+@dataclass
+class Harm:
+    """What the solution process found the solution did to it, checked after every request."""
+
+    patched: list[str] = field(default_factory=list)  # watched functions no longer the originals
+    python_threads: int = 0  # threads running Python code, the harness's own left out
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

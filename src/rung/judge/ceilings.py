@@ -1,0 +1,88 @@
+"""Measuring a GPU's ceilings: DRAM bandwidth, matrix FLOP/s per dtype, fp32 vector FLOP/s.
+
+Worker side (CUDA). Each figure is timed by the bench protocol (`rung.common.timing`) and uses the
+median. DRAM: a 2 GiB device-to-device copy counting bytes read plus written, and a 1 GiB-per-
+operand add (two reads per write), the faster of the two being the ceiling: on an H200 the
+2^28-element vector adds of docs/BENCHMARKS.md moved 4.40 TB/s where the copy gave 4.29, and a
+ceiling below what correct kernels reach would call them faster than light. An 8192^3 matmul
+through torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independent FMA chains in
+registers for fp32 vector math. Sustained matmuls hit the power cap, so the SM clock read during
+the run is recorded beside them. The L2's size is kept beside the ceilings: the roofline rung's
+plausibility check lets that many bytes of a case's traffic stay in the L2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from rung.clocks import Reading
+from rung.common.timing import Flusher, Policy, timed
+
+MATMUL_N = 8192
+FMA_ROUNDS = 256
+
+
+@triton.jit
+def _fma_chains(out_ptr, a, b, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x0 = offs.to(tl.float32) * 1e-7
+    x1, x2, x3 = x0 + 1.0, x0 + 2.0, x0 + 3.0
+    for _ in tl.static_range(ROUNDS):
+        x0 = x0 * a + b
+        x1 = x1 * a + b
+        x2 = x2 * a + b
+        x3 = x3 * a + b
+    tl.store(out_ptr + offs, x0 + x1 + x2 + x3)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor) -> Any:
+    return lambda i: a @ b
+
+
+def _copy_gbps(policy: Policy, flush: Flusher, n: int = 2**29) -> float:
+    """A 2 GiB fp32 device-to-device copy, bytes read plus written."""
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    copy = timed(lambda i: dst.copy_(src), policy, flush)
+    return 2 * n * 4 / (copy["median_ms"] / 1e3) / 1e9
+
+
+def _add_gbps(policy: Policy, flush: Flusher, n: int = 2**28) -> float:
+    """z = x + y over 1 GiB fp32 operands: two reads per write."""
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    z = torch.empty_like(x)
+    add = timed(lambda i: torch.add(x, y, out=z), policy, flush)
+    return 3 * n * 4 / (add["median_ms"] / 1e3) / 1e9
+
+
+def measure() -> dict[str, Any]:
+    policy = Policy(warmup_s=0.3, min_samples=10, min_wall_s=0.2, target_rel_sem=0.005, max_s=5.0)
+    flush = Flusher()
+    result: dict[str, Any] = {"l2_bytes": flush.l2_bytes}
+    result["dram_copy_gbps"] = _copy_gbps(policy, flush)
+    result["dram_add_gbps"] = _add_gbps(policy, flush)
+    result["dram_gbps"] = max(result["dram_copy_gbps"], result["dram_add_gbps"])
+    clocks = Reading.start()
+    for key, dtype, tf32 in (
+        ("bf16_tensor_tflops", torch.bfloat16, False),
+        ("fp16_tensor_tflops", torch.float16, False),
+        ("tf32_tensor_tflops", torch.float32, True),
+        ("fp32_matmul_tflops", torch.float32, False),
+    ):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        a = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+        b = torch.randn(MATMUL_N, MATMUL_N, device="cuda", dtype=dtype)
+        t = timed(_matmul(a, b), policy, flush)
+        result[key] = 2 * MATMUL_N**3 / (t["median_ms"] / 1e3) / 1e12
+    torch.backends.cuda.matmul.allow_tf32 = False
+    result["matmul_clock"] = clocks.result()
+    out = torch.empty(2**24, device="cuda")
+    block = 1024
+    grid = (out.numel() // block,)
+    fma = timed(lambda i: _fma_chains[grid](out, 0.999, 1e-3, ROUNDS=FMA_ROUNDS, BLOCK=block), policy, flush)
+    result["fp32_vector_tflops"] = 2 * 4 * FMA_ROUNDS * out.numel() / (fma["median_ms"] / 1e3) / 1e12
+    return result

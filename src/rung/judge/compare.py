@@ -1,0 +1,85 @@
+"""Comparing a solution's output with the reference: the figures, and where it went wrong.
+
+Worker side (uses torch). NaN and Inf are handled explicitly: a non-finite value matches only the
+same non-finite value in the reference. Elements that still hold the harness's poison pattern
+are counted as not written.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from rung.judge.tolerance import Tolerance
+from rung.common.poison import poisoned_mask
+
+FIRST_MISMATCHES = 5
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    message: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
+    """Element-wise check of `got` against `ref` (same shape) under `tol`, with error figures."""
+    unwritten = poisoned_mask(got)
+    # On the output's own device: moving a GiB-sized output to the host costs seconds.
+    g = got.detach().to(torch.float64)
+    r = ref.detach().to(got.device, torch.float64)
+    both_finite = torch.isfinite(g) & torch.isfinite(r)
+    same_special = (torch.isnan(g) & torch.isnan(r)) | (torch.isinf(g) & torch.isinf(r) & (g == r))
+    diff = torch.where(both_finite, (g - r).abs(), torch.zeros_like(g))
+    bound = tol.atol + tol.rtol * r.abs()
+    bad = ~same_special & ~(both_finite & (diff <= bound))
+    bad |= unwritten
+
+    n = g.numel()
+    mism = int(bad.sum())
+    m: dict[str, Any] = {"elements": n, "mismatches": mism}
+    if n:
+        fd, fr, fg = diff[both_finite], r[both_finite], g[both_finite]
+        m["max_abs_err"] = float(fd.max()) if fd.numel() else 0.0
+        floor = max(tol.atol, 1e-12)  # relative error of a near-zero reference is measured against atol
+        m["max_rel_err"] = float((fd / fr.abs().clamp_min(floor)).max()) if fd.numel() else 0.0
+        mse = float((fd**2).mean()) if fd.numel() else 0.0
+        m["mse"], m["rmse"] = mse, math.sqrt(mse)
+        peak = float(fr.abs().max()) if fr.numel() else 0.0
+        m["psnr_db"] = 10 * math.log10(peak**2 / mse) if mse > 0 and peak > 0 else math.inf
+        den = float(fg.norm() * fr.norm())
+        m["cosine"] = float((fg * fr).sum()) / den if den > 0 else float(torch.equal(fg, fr))
+        m["got_nonfinite"] = int((~torch.isfinite(g)).sum())
+        m["ref_nonfinite"] = int((~torch.isfinite(r)).sum())
+        m["unwritten"] = int(unwritten.sum())
+
+    problems = []
+    if mism:
+        idx = bad.nonzero()[:FIRST_MISMATCHES]
+        m["first_mismatches"] = [
+            {"index": [int(i) for i in ix], "got": _num(g[tuple(ix)]), "expected": _num(r[tuple(ix)])}
+            for ix in idx.tolist()
+        ]
+        where = ", ".join(
+            f"{tuple(x['index'])}: got {x['got']:.6g} expected {x['expected']:.6g}"
+            for x in m["first_mismatches"][:3]
+        )
+        what = f"{mism} of {n} elements outside {tol.describe()}"
+        if m.get("unwritten"):
+            what += f" ({m['unwritten']} never written: still the poison the harness filled in)"
+        problems.append(f"{what}; first at {where}")
+    if tol.min_psnr_db and m.get("psnr_db", math.inf) < tol.min_psnr_db:
+        problems.append(f"PSNR {m['psnr_db']:.1f} dB below {tol.min_psnr_db:g} dB")
+    if tol.min_cosine and m.get("cosine", 1.0) < tol.min_cosine:
+        problems.append(f"cosine similarity {m['cosine']:.6f} below {tol.min_cosine:g}")
+    if problems:
+        return Comparison(False, "; ".join(problems), m)
+    return Comparison(True, f"{n} elements within {tol.describe()}", m)
+
+
+def _num(x: torch.Tensor) -> float:
+    return float(x.item())

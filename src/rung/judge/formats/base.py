@@ -1,0 +1,83 @@
+"""What every problem format provides to the worker: cases, inputs, a reference, a policy."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rung.common.loader import import_file
+from rung.errors import ProblemError
+from rung.spec import Problem
+
+
+@dataclass
+class LoadedProblem:
+    """A problem whose code is imported; the worker calls these to build and judge cases."""
+
+    name: str
+    path: Path
+    doc: str = ""
+    tests: list[dict[str, Any]] = field(default_factory=list)
+    benchmarks: list[dict[str, Any]] = field(default_factory=list)
+    tolerance: dict[str, float] = field(default_factory=dict)
+    upcast_reference: bool = True
+    entry_name: str = "custom_kernel"  # what a solution must define
+    meta_inputs: bool = True  # inputs(case, seed, "meta") works: shapes without data
+    output_leaves: set[int] = field(
+        default_factory=set
+    )  # input tensors that are outputs (destination passing)
+
+    def entry(self, module: types.ModuleType) -> Callable[..., Any]:
+        """The callable each call of the ladder invokes with a case's inputs."""
+        return getattr(module, self.entry_name)
+
+    def listed_seed(self, case: dict[str, Any]) -> int | None:
+        """The seed the problem itself lists for `case`, checked besides the fresh ones."""
+        return None
+
+    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
+        """The problem's own verdict on an output, where it has one; None lets rung's comparison decide."""
+        return None
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        """The solution's positional arguments for `case`, drawn from `seed` on `device`."""
+        raise NotImplementedError
+
+    def reference(self, inputs: tuple[Any, ...]) -> Any:
+        raise NotImplementedError
+
+    def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
+        """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
+        return None
+
+    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+        """What the solution process is told: the entry point and format, the names and modules
+        of the reference it may not use, and the folders of helpers the format shares with
+        solutions (written under `lib_dir`). Nothing of the reference itself."""
+        return {
+            "entry": self.entry_name,
+            "format": "native",
+            "reference_names": ["reference", "generate_input"],
+            "forbidden_modules": ["problem", f"rung_problem_{self.name}"],
+            "lib_dirs": [],
+        }
+
+    def describe(self) -> Problem:
+        return Problem(
+            name=self.name,
+            path=str(self.path),
+            doc=self.doc,
+            tests=self.tests,
+            benchmarks=self.benchmarks,
+            tolerance=self.tolerance,
+            has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
+        )
+
+
+def case_list(value: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
+        raise ProblemError(f"{where} must be a list of keyword dicts")
+    return [dict(c) for c in value]

@@ -1,0 +1,143 @@
+"""GPU MODE problem folders: `reference.py` + `task.yml`, used as they are.
+
+    reference.py   generate_input(**case) -> data; ref_kernel(data); check_implementation(data, output)
+    task.yml       tests: / benchmarks: (keyword dicts, usually with a seed); files: where each file
+                   comes from ("@SUBMISSION@" marks the submission); optional description
+    utils.py ...   siblings, often one folder up, imported as top-level modules
+
+The files named in task.yml are staged under their names in one folder (as GPU MODE's runner
+does), so they import each other unchanged. A submission defines `custom_kernel(data)` and gets
+the single object generate_input returned. Where that object carries a preallocated output
+(destination passing), the slot is found from what ref_kernel returns, poisoned before every
+call, and left out of the guard's "inputs unchanged" and "no alias" checks. The verdict of
+`correct` is the problem's own check_implementation; rung's error figures stand beside it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rung.errors import ProblemError
+from rung.judge.formats.base import LoadedProblem, case_list, import_file
+from rung.common.poison import poison
+from rung.common.trees import clone_tree, leaves
+
+SUBMISSION = "@SUBMISSION@"
+
+
+class GpuModeProblem(LoadedProblem):
+    def __init__(self, folder: Path) -> None:
+        task_path = folder / "task.yml"
+        if not (folder / "reference.py").is_file():
+            raise ProblemError(f"{folder}: no reference.py (not a GPU MODE problem folder)")
+        if not task_path.is_file():
+            raise ProblemError(f"{folder}: no task.yml")
+        try:
+            task = yaml.safe_load(task_path.read_text())
+        except yaml.YAMLError as e:
+            raise ProblemError(f"{task_path}: not YAML ({str(e).splitlines()[0]})") from None
+        if not isinstance(task, dict) or "tests" not in task:
+            raise ProblemError(f"{task_path}: has no tests:")
+        staged = _stage(folder, task.get("files") or [])
+        try:
+            module = import_file(staged / "reference.py", f"rung_gpumode_{folder.name}")
+        except BaseException as e:
+            raise ProblemError(f"{folder / 'reference.py'}: import failed: {type(e).__name__}: {e}") from None
+        for name in ("generate_input", "ref_kernel"):
+            if not callable(getattr(module, name, None)):
+                raise ProblemError(f"{folder / 'reference.py'}: defines no function {name}()")
+        super().__init__(
+            name=folder.name,
+            path=folder.resolve(),
+            doc=str(task.get("description") or module.__doc__ or "").strip(),
+            tests=case_list(task["tests"], f"{task_path}: tests"),
+            benchmarks=case_list(task.get("benchmarks") or [], f"{task_path}: benchmarks"),
+        )
+        self.module = module
+        self.shared_files = [p for p in staged.glob("*.py") if p.name not in ("reference.py", "eval.py")]
+        if staged == folder and (folder.parent / "utils.py").is_file():
+            self.shared_files.append(folder.parent / "utils.py")
+        self.meta_inputs = False  # generate_input chooses its own device
+        self._slot_known = False
+
+    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+        """task.py, utils.py and the other files the task shares with submissions, staged for the
+        solution process; reference.py is the judge's and stays out."""
+        lib_dir.mkdir(parents=True, exist_ok=True)
+        for path in self.shared_files:
+            shutil.copyfile(path, lib_dir / path.name)
+        return {
+            **super().solution_side(lib_dir),
+            "format": "gpumode",
+            "reference_names": ["ref_kernel", "generate_input", "check_implementation"],
+            "forbidden_modules": ["reference", f"rung_gpumode_{self.name}", "eval"],
+            "lib_dirs": [str(lib_dir)],
+        }
+
+    def listed_seed(self, case: dict[str, Any]) -> int | None:
+        seed = case.get("seed")
+        return int(seed) if isinstance(seed, int) else None
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        kwargs = dict(case)
+        if "seed" in kwargs:
+            kwargs["seed"] = seed
+        data = self.module.generate_input(**kwargs)  # the problem picks its device itself
+        self._find_output_slot(data)
+        for i, leaf in enumerate(leaves(data)):
+            if i in self.output_leaves:
+                poison(leaf)
+        return (data,)
+
+    def reference(self, inputs: tuple[Any, ...]) -> Any:
+        return self.module.ref_kernel(inputs[0])
+
+    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
+        fn = getattr(self.module, "check_implementation", None)
+        if fn is None:
+            return None
+        verdict = fn(inputs[0], output)
+        if isinstance(verdict, tuple) and len(verdict) == 2:
+            return bool(verdict[0]), str(verdict[1])
+        if isinstance(verdict, (list, tuple)):
+            return (not verdict), "; ".join(str(v) for v in verdict)
+        if isinstance(verdict, str):
+            return (not verdict), verdict
+        return bool(verdict), "" if verdict else "check_implementation returned a false value"
+
+    def _find_output_slot(self, data: Any) -> None:
+        """Once: which input leaf, if any, ref_kernel returns (the preallocated output)."""
+        if self._slot_known:
+            return
+        self._slot_known = True
+        clone = clone_tree(data)
+        out = self.module.ref_kernel(clone)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        self.output_leaves = {i for i, t in enumerate(leaves(clone)) if any(o is t for o in outs)}
+
+
+def _stage(folder: Path, files: list[Any]) -> Path:
+    """A folder holding every file task.yml names, under its name; the problem folder itself if none."""
+    if not files:
+        parent = str(folder.resolve().parent)
+        if parent not in sys.path:
+            sys.path.append(parent)  # utils.py one folder up, as GPU MODE lays them out
+        return folder
+    staged = Path(tempfile.mkdtemp(prefix=f"rung-gpumode-{folder.name}-"))
+    for entry in files:
+        name, source = (entry.get("name"), entry.get("source")) if isinstance(entry, dict) else (None, None)
+        if not name or not source or source == SUBMISSION:
+            continue
+        path = (folder / source).resolve()
+        if not path.is_file():
+            raise ProblemError(f"{folder / 'task.yml'}: files: {source} does not exist")
+        shutil.copyfile(path, staged / name)
+    if not (staged / "reference.py").is_file():
+        shutil.copyfile(folder / "reference.py", staged / "reference.py")
+    return staged

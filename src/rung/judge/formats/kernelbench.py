@@ -1,0 +1,76 @@
+"""KernelBench problem files: `class Model(nn.Module)`, `get_inputs()`, `get_init_inputs()`.
+
+One Python file is the problem; its module-level size constants are its one case, used for the
+tests and the benchmark alike. A solution defines `class ModelNew` with Model's constructor.
+Both models are built from get_init_inputs() after the same `torch.manual_seed`, so their
+weights match, and moved to the device; the reference is Model's forward (in float64 on a
+float64 copy of the model for the precise comparison). Inputs come from get_inputs() after
+`torch.manual_seed(seed)`, so every trial draws fresh ones. No cost model: the roofline says so.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung.errors import ProblemError
+from rung.judge.formats.base import LoadedProblem, import_file
+
+WEIGHT_SEED = 42
+
+
+class KernelBenchProblem(LoadedProblem):
+    def __init__(self, path: Path) -> None:
+        try:
+            module = import_file(path, f"rung_kernelbench_{path.stem}")
+        except BaseException as e:
+            raise ProblemError(f"{path}: import failed: {type(e).__name__}: {e}") from None
+        for name in ("Model", "get_inputs", "get_init_inputs"):
+            if not callable(getattr(module, name, None)):
+                raise ProblemError(f"{path}: defines no {name}")
+        super().__init__(
+            name=path.stem,
+            path=path.resolve(),
+            doc=(module.__doc__ or module.Model.__doc__ or "").strip(),
+            tests=[{}],
+            benchmarks=[{}],
+            entry_name="ModelNew",
+        )
+        self.meta_inputs = False
+        self.module = module
+        self._models: dict[tuple[str, bool], Any] = {}
+
+    def _build(self, cls: Any, device: str) -> Any:
+        torch.manual_seed(WEIGHT_SEED)
+        model = cls(*self.module.get_init_inputs())
+        return model.to(device) if hasattr(model, "to") else model
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        torch.manual_seed(seed)
+        return tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in self.module.get_inputs())
+
+    def reference(self, inputs: tuple[Any, ...]) -> Any:
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        device = str(tensors[0].device) if tensors else "cpu"
+        precise = any(t.dtype == torch.float64 for t in tensors)
+        key = (device, precise)
+        if key not in self._models:
+            model = self._build(self.module.Model, device)
+            self._models[key] = copy.deepcopy(model).double() if precise else model
+        with torch.no_grad():
+            return self._models[key](*inputs)
+
+    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+        init = list(self.module.get_init_inputs())
+        if not all(v is None or isinstance(v, (bool, int, float, str)) for v in init):
+            raise ProblemError(f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings)")
+        return {
+            **super().solution_side(lib_dir),
+            "format": "kernelbench",
+            "init_inputs": init,
+            "reference_names": ["Model", "get_inputs", "get_init_inputs"],
+            "forbidden_modules": [self.path.stem, f"rung_kernelbench_{self.path.stem}"],
+        }

@@ -1,0 +1,65 @@
+"""rung's own problem format: `problem.py` with TESTS, BENCHMARKS, generate_input and reference.
+
+TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
+generate_input(seed, device, **case) -> tuple    the solution's positional inputs
+reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
+TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine"} override
+cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline,
+                         and optionally "math": the ceiling its FLOPs run against (roofline.py)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rung.errors import ProblemError
+from rung.judge.formats.base import LoadedProblem, case_list, import_file
+
+
+class NativeProblem(LoadedProblem):
+    def __init__(self, folder: Path) -> None:
+        path = folder / "problem.py"
+        try:
+            module = import_file(path, f"rung_problem_{folder.name}")
+        except ProblemError:
+            raise
+        except BaseException as e:
+            raise ProblemError(f"{path}: import failed: {type(e).__name__}: {e}") from None
+        for name in ("generate_input", "reference"):
+            if not callable(getattr(module, name, None)):
+                raise ProblemError(f"{path}: defines no function {name}()")
+        if not hasattr(module, "TESTS"):
+            raise ProblemError(f"{path}: defines no TESTS")
+        tolerance = getattr(module, "TOLERANCE", {})
+        if not isinstance(tolerance, dict):
+            raise ProblemError(f"{path}: TOLERANCE must be a dict")
+        super().__init__(
+            name=folder.name,
+            path=folder.resolve(),
+            doc=(module.__doc__ or "").strip(),
+            tests=case_list(module.TESTS, f"{path}: TESTS"),
+            benchmarks=case_list(getattr(module, "BENCHMARKS", []), f"{path}: BENCHMARKS"),
+            tolerance={str(k): float(v) for k, v in tolerance.items()},
+            upcast_reference=bool(getattr(module, "REFERENCE_UPCAST", True)),
+        )
+        if not self.tests:
+            raise ProblemError(f"{path}: TESTS is empty")
+        self.module = module
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        out = self.module.generate_input(seed=seed, device=device, **case)
+        return out if isinstance(out, tuple) else (out,)
+
+    def reference(self, inputs: tuple[Any, ...]) -> Any:
+        return self.module.reference(*inputs)
+
+    def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
+        fn = getattr(self.module, "cost", None)
+        if fn is None:
+            return None
+        c = fn(**case)
+        out: dict[str, Any] = {"flops": int(c.get("flops", 0)), "bytes": int(c.get("bytes", 0))}
+        if "math" in c:
+            out["math"] = str(c["math"])
+        return out

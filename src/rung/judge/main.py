@@ -1,0 +1,147 @@
+"""The judge process: set up, then answer the controller's requests until the channel closes.
+
+    python -m rung.judge.main REQUEST_FD RESULT_FD
+
+The first message is the hello (problem, the solution's source as the controller read it, run
+folder, seed, token). Each request names an op: `describe` (the problem and this device),
+`ceilings`, `device`, or a rung in `rung.judge.rungs.WORKER_RUNGS`, with its time limit. The judge
+is not dumpable, and is the subreaper of its solution processes: what they leave behind is
+killed when a rung ends and when the judge does. Exceptions of the problem's code are the
+problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), never the judge's.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from typing import Any
+
+from rung.common.channel import Channel, ChannelClosed
+
+
+def main(argv: list[str]) -> int:
+    from rung import confine
+
+    confine.die_with_parent()
+    confine.make_undumpable()
+    confine.become_subreaper()
+    channel = Channel(int(argv[0]), int(argv[1]))
+    hello = channel.recv()
+    token = hello.pop("token")
+
+    from rung.judge.session import Session
+
+    session = Session(hello)
+    try:
+        while True:
+            try:
+                request = channel.recv()
+            except ChannelClosed:
+                return 0
+            result = handle(session, request["op"], request.get("params", {}))
+            session.reap()
+            channel.send({"token": token, "result": result})
+    finally:
+        session.close()
+
+
+def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+    from rung.errors import ProblemError
+    from rung.judge.rungs import WORKER_RUNGS
+    from rung.judge.rungs.bench import TimedCallRaised
+    from rung.judge.rungs.outcome import Failed, Skipped
+    from rung.judge.session import SolutionRaised
+    from rung.judge.solution_process import SolutionCrashed, SolutionTimedOut
+    from rung.spec import RungResult, Status
+
+    if op == "ceilings":
+        from rung.judge.ceilings import measure
+
+        return {"ceilings": measure()}
+    if op == "device":
+        return {"device": _asdict(describe_device(session))}
+    if op == "describe":
+        try:
+            return {
+                "problem": _asdict(session.problem.describe()),
+                "device": _asdict(describe_device(session)),
+            }
+        except ProblemError as e:
+            return {"error": str(e)}
+    start = time.perf_counter()
+    session.timeout_s = float(params.get("timeout_s", 120.0))
+    try:
+        result = WORKER_RUNGS[op](session, params)
+    except Failed as e:
+        result = RungResult(op, Status.FAILED, e.message, e.metrics)
+    except Skipped as e:
+        result = RungResult(op, Status.SKIPPED, e.message, e.metrics)
+    except (SolutionRaised, TimedCallRaised) as e:
+        result = RungResult(op, Status.ERROR, str(e))
+    except SolutionTimedOut as e:
+        result = RungResult(
+            op,
+            Status.TIMEOUT,
+            f"still running after {e.seconds:g} s; the solution process was killed" + _last_line(e.stderr_tail),
+            {"stderr_tail": e.stderr_tail},
+        )
+    except SolutionCrashed as e:
+        result = RungResult(op, Status.ERROR, e.how + _last_line(e.stderr_tail), {"stderr_tail": e.stderr_tail})
+    except ProblemError as e:
+        return {"problem_error": str(e)}
+    except Exception as e:  # problem code, or the judge's own: never the solution's fault
+        traceback.print_exc()
+        return {"problem_error": f"{session.problem_path}: {type(e).__name__}: {e}"}
+    result.seconds = round(time.perf_counter() - start, 4)
+    return result.to_dict()
+
+
+def _last_line(stderr: str) -> str:
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    return f"; stderr: {lines[-1].strip()}" if lines else ""
+
+
+def describe_device(session: Any) -> Any:
+    import torch
+
+    from rung.spec import Device
+
+    if session.device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        return Device(
+            kind="cuda",
+            name=props.name,
+            arch=f"sm_{props.major}{props.minor}",
+            memory_bytes=int(props.total_memory),
+            driver=_driver_version(),
+        )
+    import os
+    import platform
+
+    return Device(kind="cpu", name=f"cpu ({platform.machine()}, {os.cpu_count()} cores, no CUDA)")
+
+
+def _driver_version() -> str:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except OSError:
+        return "unknown"
+    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else "unknown"
+
+
+def _asdict(obj: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return dataclasses.asdict(obj)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,294 @@
+"""bench: per benchmark case, correctness on the very inputs to be timed, then device timing,
+with every timed call's answer liable to be checked.
+
+For each case: several input sets at distinct addresses, placed in the solution process
+(rotated, so neither output caching nor L2 residency flatters the figure); the solution checked
+against the reference on the first set (a wrong case is not timed); then the solution process
+times the solution (`rung.solution.bench`: events with an adaptive stop, then 20 to 100 calls
+under CUPTI, whose per-call device span, kernels and copies alike, is the headline figure; for
+calls under 20 us, a CUDA graph of many calls back to back), copying the outputs of randomly
+drawn timed calls into slots the judge reads. The judge then checks, and any failure fails the
+case: every copied output against its own reference for that call's input set (an answer that
+goes stale or wrong only while timed); no device work launched outside a call or left running
+after it; no timer or comparison function replaced; no thread left running; the reported event
+time within the wall clock the judge measured around the sampling. Then the judge times the
+reference and the baseline (torch.compile of the reference) itself, the same way, while the
+solution process waits. The SM clock is read at the start and end of sampling. Warm-up is the
+policy's for the first timing, short after it. Each case records where its wall time went
+(`wall_s`). Each finished case is appended to `bench/partial.jsonl`, so a crash later keeps what
+was measured."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung import knobs
+from rung.clocks import Reading
+from rung.common.measure import Walls, measure
+from rung.common.shm import TensorSpec
+from rung.common.timing import Flusher, Policy
+from rung.judge.rungs.correct import check_inputs, judge_outputs, trial_seed
+from rung.judge.rungs.outcome import Failed, Skipped
+from rung.judge.rungs.outputs import tensors
+from rung.spec import RungResult, Status
+from rung.stats import geomean, ratio
+
+GRAPH_BELOW_MS = 0.020
+ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
+SNAPSHOT_BYTES = 2**30  # output copies of timed calls per case: as many as fit in this, 2 to 8
+HOT_WARMUP_S = 0.03  # warm-up once the GPU is hot: every timing after the first case's solution
+
+
+def bench(session: Any, params: dict[str, Any]) -> RungResult:
+    if session.device != "cuda":
+        raise Skipped("no CUDA device in the judge")
+    cases = session.problem.benchmarks
+    if not cases:
+        raise Skipped("the problem lists no BENCHMARKS")
+    out_dir = session.run_dir / "bench"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = out_dir / "partial.jsonl"
+    policy, flush = Policy.from_knobs(), Flusher()
+    hot = dataclasses.replace(policy, warmup_s=min(policy.warmup_s, HOT_WARMUP_S))
+    results, artifacts = [], []
+    for index, case in enumerate(cases):
+        r, trace = _case(session, index, case, policy if index == 0 else hot, hot, flush, out_dir)
+        results.append(r)
+        artifacts.append(str(trace))
+        with partial.open("a") as f:
+            f.write(json.dumps(r, default=str) + "\n")
+    speedups = [r["speedup_vs_reference"] for r in results if "speedup_vs_reference" in r]
+    metrics: dict[str, Any] = {
+        "cases": results,
+        "median_ms": [r["median_ms"] for r in results],
+        "speedup_vs_reference": geomean(speedups),
+        "l2_flush_bytes": results[0].get("l2_flush_bytes", 0) if results else 0,
+        "throttled": any(r.get("throttled") for r in results),
+        "profiler_warmup": results[0].get("profiler_warmup", {}) if results else {},
+        "timed_outputs_checked": sum(r["timed_outputs_checked"] for r in results),
+    }
+    lines = [_line(r) for r in results]
+    warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
+    return RungResult(
+        "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
+    )
+
+
+def _case(
+    session: Any, index: int, case: dict[str, Any], policy: Policy, hot: Policy, flush: Flusher, out_dir: Path
+) -> tuple[dict[str, Any], Path]:
+    wall = Walls()
+    seed = trial_seed(session.seed, 1000 + index, 0)
+    first = session.inputs(case, seed)
+    ok, message, _ = check_inputs(session, first)
+    if not ok:
+        raise Failed(
+            f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
+        )
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first))]
+    expected = session.reference(first, precise=False)
+    specs = session.expected(expected)
+    proc = session.solution
+    placed = [proc.place(s) for s in sets]
+    slot_ids, slots = [], []
+    for _ in range(snapshots(specs)):
+        ids, views = proc.allocate(specs)
+        slot_ids.append(ids)
+        slots.append(views)
+    wall.lap("check")
+    trace = session.run_dir / "solution" / "bench" / f"case{index}.trace.json"
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    before = Reading.start()  # nvidia-smi samples while the solution warms up
+    began = time.perf_counter()
+    try:
+        sol = proc.request(
+            "bench",
+            {
+                "sets": [p.tree for p in placed],
+                "slots": slot_ids,
+                "policy": dataclasses.asdict(policy),
+                "trace": str(trace),
+                "graph_below_ms": GRAPH_BELOW_MS,
+            },
+            session.timeout_s,
+        )
+        held_s = time.perf_counter() - began
+        wall.lap("solution")
+        checked = _check_timed(session, case, sets, sol, slots, held_s)
+    finally:
+        for ids in [p.ids for p in placed] + slot_ids:
+            proc.free(ids)
+    after = Reading.start()  # ... and while the reference runs, right after the solution's samples
+    ref = measure(
+        lambda i: session.problem.reference(sets[i % len(sets)]),
+        hot,
+        flush,
+        out_dir / f"case{index}.reference.trace.json",
+    )
+    wall.lap("reference")
+    clocks = [before.result(), after.result()]
+    wall.lap("clocks")
+    r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
+    r["timed_outputs_checked"] = checked
+    r["throttled"] = any(c.get("throttled") for c in clocks)
+    r["reference"] = ref
+    r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, r)
+    if str(knobs.get("RUNG_BASELINE")) == "compile":
+        r["compile"] = _baseline(session, sets, hot, flush, out_dir / f"case{index}.compile.trace.json")
+        if "median_ms" in r["compile"]:
+            r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], r)
+        wall.lap("baseline")
+    cost = session.problem.cost(case)
+    if cost:
+        r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or _math(first)})
+        seconds = r["median_ms"] / 1e3
+        r["achieved_gbps"] = cost["bytes"] / seconds / 1e9
+        r["achieved_tflops"] = cost["flops"] / seconds / 1e12
+    r["wall_s"] = {**wall.laps, "in_solution_process": sol.get("wall_s", {})}
+    return r, trace
+
+
+def _check_timed(
+    session: Any, case: dict[str, Any], sets: list[Any], sol: dict[str, Any], slots: list[Any], held_s: float
+) -> int:
+    """What the judge checks of a timing it did not watch; Failed naming the first thing wrong.
+    The number of timed calls whose output was checked."""
+    where = f"benchmark case {case}"
+    if "error" in sol:
+        raise TimedCallRaised(f"{where}: while timed: {sol['error']}")
+    harm = sol.get("harm") or {}
+    if harm.get("patched"):
+        raise Failed(f"{where}: timing functions replaced while timed: {', '.join(harm['patched'])}")
+    if int(sol.get("new_threads", 0)) > 0:
+        raise Failed(f"{where}: {sol['new_threads']} thread(s) left running after the timed calls")
+    if int(sol.get("outside_launches", 0)) > 0:
+        raise Failed(
+            f"{where}: device work launched outside any timed call "
+            f"({sol['outside_launches']} launches: {', '.join(sol.get('outside_names', []))}): work left running "
+            "on another thread after the call returned"
+        )
+    if int(sol.get("late_calls", 0)) > 0:
+        raise Failed(
+            f"{where}: {sol['late_calls']} timed call(s) still had work running after they returned "
+            "(a stream the call never joined back)"
+        )
+    events = sol.get("events", sol)
+    sampled_ms = float(events.get("mean_ms", 0)) * int(events.get("samples", 0))
+    if sampled_ms / 1e3 > held_s:
+        raise Failed(
+            f"{where}: the solution process reported {sampled_ms / 1e3:.3f} s of timed calls within "
+            f"{held_s:.3f} s of wall clock: its timer was forged"
+        )
+    shots = sol.get("snapshots") or []
+    if not shots:
+        raise Failed(f"{where}: no timed call's output came back to be checked")
+    references: dict[int, tuple[Any, Any]] = {}
+    for shot in shots:
+        k, i, s = int(shot["slot"]), int(shot["call"]), int(shot["set"])
+        if not 0 <= s < len(sets) or not 0 <= k < len(slots):
+            raise Failed(f"{where}: a timed call's output came back under an unknown slot or input set")
+        if not shot.get("copied"):
+            raise Failed(f"{where}: timed call {i} returned {shot.get('returned')}, not the checked outputs' shape")
+        if s not in references:
+            references[s] = (
+                session.reference(sets[s], precise=False),
+                session.reference(sets[s], precise=True),
+            )
+        expected, precise = references[s]
+        copied = [v.clone() for v in slots[k]]
+        ok, message, _ = judge_outputs(session, sets[s], _Copied(copied, expected), expected, precise)
+        if not ok:
+            raise Failed(
+                f"{where}: timed call {i} (input set {s}) gave a wrong answer while timed: {message}",
+                {"case": case, "call": i, "set": s},
+            )
+    return len(shots)
+
+
+class TimedCallRaised(Exception):
+    """The solution raised while being timed: the rung ends ERROR."""
+
+
+class _Copied:
+    """A timed call's copied outputs in the form `judge_outputs` reads."""
+
+    def __init__(self, outs: list[torch.Tensor], expected: Any) -> None:
+        from rung.common.messages import CallReport, OutputMeta
+
+        metas = [
+            OutputMeta("Tensor", list(o.shape), str(o.dtype).removeprefix("torch."), str(o.device), True, True)
+            for o in outs
+        ]
+        self.report = CallReport("tensor" if isinstance(expected, torch.Tensor) else f"tuple of {len(outs)}", metas)
+        self.outs = outs
+
+
+def snapshots(specs: list[TensorSpec]) -> int:
+    """How many timed calls' outputs are copied out per case: as many as fit in SNAPSHOT_BYTES, 2 to 8."""
+    size = sum(s.nbytes for s in specs)
+    return max(2, min(8, SNAPSHOT_BYTES // max(size, 1)))
+
+
+def _public(s: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in s.items() if k not in ("raw_ms", "batches", "snapshots", "harm", "seconds")}
+
+
+def rotation(inputs: tuple[Any, ...]) -> int:
+    """How many input sets a case rotates through: as many as fit in ROTATION_BYTES, 2 to 8."""
+    size = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+    return max(2, min(8, ROTATION_BYTES // max(size, 1)))
+
+
+def _math(inputs: tuple[Any, ...]) -> str:
+    """The ceiling a case's FLOPs run against, from its first floating input's dtype."""
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            return {torch.float16: "fp16_tensor", torch.bfloat16: "bf16_tensor"}.get(t.dtype, "fp32_vector")
+    return "fp32_vector"
+
+
+def _guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return fn()
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
+
+
+def _baseline(
+    session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher, trace: Path
+) -> dict[str, Any]:
+    reference = session.problem.reference
+
+    def eager(*inputs: Any) -> Any:
+        return reference(inputs)
+
+    compiled = torch.compile(eager)
+    return _guarded(lambda: measure(lambda i: compiled(*sets[i % len(sets)]), policy, flush, trace))
+
+
+def _line(r: dict[str, Any]) -> str:
+    parts = [
+        f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{r['sem_ms'] / r['median_ms'] * 100:.2f}%, n={r['samples']})"
+    ]
+    if "achieved_gbps" in r:
+        parts.append(f"{r['achieved_gbps']:.0f} GB/s {r['achieved_tflops']:.1f} TFLOP/s")
+    parts.append(f"x{r['speedup_vs_reference']:.2f}±{r['speedup_vs_reference_err']:.2f} vs reference")
+    if "speedup_vs_compile" in r:
+        parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile")
+    if "graph" in r and "median_ms" in r["graph"]:
+        parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
+    if r.get("timing") == "cupti":
+        copies = f" + {r['copies_per_call']} copy/memset" if r.get("copies_per_call") else ""
+        parts.append(
+            f"{r['kernels_per_call']} kernel(s){copies}, events {r['events']['median_ms'] * 1e3:.1f} us"
+        )
+    else:
+        parts.append(f"events only: {r.get('cupti_error', '')}")
+    return "  " + "; ".join(parts)

@@ -1,0 +1,80 @@
+"""compile: build every kernel the solution launches for the target GPU, without running it.
+
+The kernels are specialised for every benchmark case (the shapes that get timed: a wider row
+may well compile to other registers and spills), each called with meta tensors: no data, and
+pointers that look 16-byte aligned as on a GPU, so the build matches what the GPU will run. A
+kernel specialised alike for two cases is built once. Where the problem or the solution cannot
+work on meta tensors, the first test case on the worker's device is used instead. Each build's
+`case` is the case whose call launched it (a recursive solution launches smaller shapes too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rung import backends, knobs
+from rung.judge.rungs.outcome import Failed, Skipped
+from rung.spec import RungResult, Status
+
+def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
+    arch = str(knobs.get("RUNG_ARCH"))
+    out_dir = session.run_dir / "solution" / "compile"
+    problem = session.problem
+    answer: dict[str, Any] = {}
+    if problem.meta_inputs:
+        try:
+            answer = _build(session, problem.benchmarks, "meta", arch, out_dir)
+        except Exception:
+            answer = {}  # the problem cannot make meta tensors
+        if "error" in answer:
+            answer = {}  # the solution cannot work on meta tensors
+    if not answer.get("kernels") and "compile_error" not in answer and "nothing" not in answer:
+        answer = _build(session, problem.tests[:1], session.device, arch, out_dir)
+    if "nothing" in answer:
+        raise Skipped(str(answer["nothing"]))
+    if "compile_error" in answer:
+        raise Failed(f"compile error for {arch}:\n{answer['compile_error']}")
+    if "error" in answer:
+        return RungResult("compile", Status.ERROR, str(answer["error"]))
+    kernels = answer.get("kernels") or []
+    if not kernels:
+        backend = backends.detect(session.source.read_text(errors="replace")).BACKEND.value
+        raise Failed(f"no {backend} kernel was launched by {problem.entry_name} on {problem.tests[0]}")
+    metrics = {
+        "arch": arch,
+        "kernels": kernels,
+        "max_registers": max(k["registers"] for k in kernels),
+        "max_shared_bytes": max(k["shared_bytes"] for k in kernels),
+        "spill_instructions": sum(k["spill_instructions"] for k in kernels),
+    }
+    summary = "; ".join(
+        f"{k['name']} (from {k['case']}): {k['registers']} regs, {k['shared_bytes']} B smem, "
+        f"{k['spill_instructions']} spill ops"
+        for k in kernels
+    )
+    return RungResult(
+        "compile",
+        Status.OK,
+        f"{len(kernels)} kernel build(s) for {arch}: {summary}",
+        metrics,
+        list(answer.get("artifacts") or []),
+    )
+
+
+def _build(session: Any, cases: list[dict[str, Any]], device: str, arch: str, out_dir: Any) -> dict[str, Any]:
+    """Ask the builder to call the solution once per case, every launch built instead of run."""
+    builder = session.builder
+    placed = [builder.place(session.inputs(case, session.seed, device=device)) for case in cases]
+    try:
+        return builder.request(
+            "compile",
+            {
+                "cases": [{"case": c, "inputs": p.tree} for c, p in zip(cases, placed, strict=True)],
+                "arch": arch,
+                "out_dir": str(out_dir),
+            },
+            session.timeout_s,
+        )
+    finally:
+        for p in placed:
+            builder.free(p.ids)

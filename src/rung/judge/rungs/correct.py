@@ -1,0 +1,170 @@
+"""correct and scale: the solution against the reference on fresh inputs, case by case.
+
+`correct` checks every TESTS case with RUNG_TRIALS fresh seeds. `scale` checks every BENCHMARKS
+case (the sizes that will be timed) with one fresh seed, so a kernel right only at small sizes
+does not pass. On the CPU a case too large for the interpreter is not run; `scale` then says
+which, and is SKIPPED rather than OK.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from rung import knobs
+from rung.judge.compare import Comparison, compare
+from rung.judge.rungs.outcome import Failed, Skipped
+from rung.judge.rungs.outputs import matched
+from rung.spec import RungResult, Status
+from rung.judge.tolerance import Tolerance
+
+
+def trial_seed(base: int, case_index: int, trial: int) -> int:
+    return (base * 1_000_003 + case_index * 7_919 + trial * 104_729 + 1) % (2**31 - 1)
+
+
+def check_case(session: Any, case: dict[str, Any], seed: int) -> tuple[bool, str, dict[str, Any]]:
+    """One case, one seed: (ok, message, figures). Raises Failed on a kind/shape/dtype mismatch."""
+    return check_inputs(session, session.inputs(case, seed))
+
+
+def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict[str, Any]]:
+    """The solution on these inputs against the reference: (ok, message, figures). Where the
+    problem has its own check (GPU MODE's check_implementation), that is the verdict, and rung's
+    figures are reported beside it. The solution works on its own copy of the inputs, so the
+    judge's stay as they were drawn."""
+    expected = session.reference(inputs, precise=False)
+    precise = session.reference(inputs, precise=True)
+    called = session.call(inputs, expected)
+    session.release(called.placed)
+    return judge_outputs(session, inputs, called, expected, precise)
+
+
+def judge_outputs(
+    session: Any, inputs: tuple[Any, ...], called: Any, expected: Any, precise: Any
+) -> tuple[bool, str, dict[str, Any]]:
+    """The verdict on one call's copied-out outputs, against the references for its inputs."""
+    pairs = matched(called, expected)
+    value = pairs[0][0] if isinstance(expected, torch.Tensor) else tuple(g for g, _ in pairs)
+    own = session.problem.check(inputs, value)
+    if own is not None:
+        ok, message = own
+        return ok, "" if ok else f"the problem's own check: {message}", _worst(_comparisons(session, pairs, precise))
+    comparisons = _comparisons(session, pairs, precise)
+    for i, c in enumerate(comparisons):
+        if not c.ok:
+            return False, ("" if len(comparisons) == 1 else f"output {i}: ") + c.message, c.metrics
+    return True, "", _worst(comparisons)
+
+
+def _comparisons(session: Any, pairs: list[Any], precise: Any) -> list[Comparison]:
+    """Each output against its float64 reference, under the policy of its native dtype."""
+    exact = [precise] if isinstance(precise, torch.Tensor) else list(precise)
+    return [
+        compare(got, ref, Tolerance.for_dtype(str(native.dtype), session.problem.tolerance))
+        for (got, native), ref in zip(pairs, exact, strict=False)
+    ]
+
+
+def _worst(comparisons: list[Comparison]) -> dict[str, Any]:
+    return max((c.metrics for c in comparisons), key=lambda m: m.get("max_abs_err", 0.0), default={})
+
+
+def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
+    finite = [f for f in figures if f]
+    if not finite:
+        return {}
+    return {
+        "max_abs_err": max(f.get("max_abs_err", 0.0) for f in finite),
+        "max_rel_err": max(f.get("max_rel_err", 0.0) for f in finite),
+        "mse": max(f.get("mse", 0.0) for f in finite),
+        "rmse": max(f.get("rmse", 0.0) for f in finite),
+        "psnr_db": min(f.get("psnr_db", math.inf) for f in finite),
+        "cosine": min(f.get("cosine", 1.0) for f in finite),
+    }
+
+
+def _check_cases(
+    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str
+) -> dict[str, Any]:
+    figures: list[dict[str, Any]] = []
+    checked = 0
+    for index, case in cases:
+        for trial in range(trials):
+            listed = session.problem.listed_seed(case)
+            seed = listed if trial == 0 and listed is not None else trial_seed(session.seed, index, trial)
+            try:
+                ok, message, m = check_case(session, case, seed)
+            except Failed as e:
+                raise Failed(
+                    f"{what} case {case} (seed {seed}): {e.message}", {"case": case, "seed": seed}
+                ) from None
+            checked += 1
+            if not ok:
+                raise Failed(
+                    f"{what} case {case} (seed {seed}): {message}",
+                    {"case": case, "seed": seed, "trials_passed": checked - 1, **m},
+                )
+            figures.append(m)
+    return {"cases": len(cases), "trials": checked, **_summary(figures)}
+
+
+def correct(session: Any, params: dict[str, Any]) -> RungResult:
+    tests = list(enumerate(session.problem.tests))
+    trials = max(1, int(knobs.get("RUNG_TRIALS")))
+    m = _check_cases(session, tests, trials, "test")
+    return RungResult(
+        "correct", Status.OK, f"{m['cases']} test cases x {trials} fresh seeds match the reference", m
+    )
+
+
+def scale(session: Any, params: dict[str, Any]) -> RungResult:
+    benchmarks = session.problem.benchmarks
+    if not benchmarks:
+        raise Skipped("the problem lists no BENCHMARKS")
+    offset = len(session.problem.tests)
+    feasible, too_big = [], []
+    for i, case in enumerate(benchmarks):
+        reason = _too_big_here(session, case)
+        if reason:
+            too_big.append(f"{case} ({reason})")
+        else:
+            feasible.append((offset + i, case))
+    m: dict[str, Any] = (
+        _check_cases(session, feasible, 1, "benchmark") if feasible else {"cases": 0, "trials": 0}
+    )
+    m["not_checked"] = too_big
+    if too_big:
+        raise Skipped(
+            f"checked {len(feasible)} of {len(benchmarks)} benchmark cases (all match); "
+            f"too large for the CPU interpreter: {'; '.join(too_big)}",
+            m,
+        )
+    return RungResult("scale", Status.OK, f"all {len(benchmarks)} benchmark cases match the reference", m)
+
+
+def _too_big_here(session: Any, case: dict[str, Any]) -> str:
+    """Why `case` is too large to check on this device, or '' when it is not."""
+    if session.device != "cpu":
+        return ""
+    mb_limit = float(knobs.get("RUNG_CPU_MAX_CASE_MB"))
+    gflop_limit = float(knobs.get("RUNG_CPU_MAX_CASE_GFLOP"))
+    cost = session.problem.cost(case) or {}
+    size = (int(cost["bytes"]) if cost.get("bytes") else _input_bytes(session, case)) / 2**20
+    if size > mb_limit:
+        return f"{size:.0f} MiB > RUNG_CPU_MAX_CASE_MB={mb_limit:g}"
+    gflop = int(cost.get("flops", 0)) / 1e9
+    if gflop > gflop_limit:
+        return f"{gflop:.1f} GFLOP > RUNG_CPU_MAX_CASE_GFLOP={gflop_limit:g}"
+    return ""
+
+
+def _input_bytes(session: Any, case: dict[str, Any]) -> int:
+    """Bytes of the case's inputs, sized on the meta device (for problems without a cost model)."""
+    try:
+        inputs = session.inputs(case, 0, device="meta")
+    except Exception:
+        return 0
+    return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))

@@ -1,0 +1,181 @@
+"""guard: the ways a kernel can look right without being right, each checked on its own.
+
+On the first test case: inputs unchanged by the call; the output neither an alias of an input nor
+a tensor subclass or lazy object; for a Triton solution, a Triton kernel actually launched; the
+same input twice gives the same bits; new values written into the same input tensors (same
+addresses, same shapes) give the new answer, not a cached one; timing and comparison functions
+not replaced; no thread left running. Every check runs; each one that fires is named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rung import backends
+from rung.judge.compare import compare
+from rung.judge.rungs.outcome import Failed
+from rung.judge.rungs.outputs import matched, tensors
+from rung.spec import Backend, RungResult, Status
+from rung.judge.tolerance import Tolerance
+from rung.common.poison import poisoned_mask
+from rung.common.trees import clone_tree, leaves
+
+
+def guard(session: Any, params: dict[str, Any]) -> RungResult:
+    case = session.problem.tests[0]
+    backend = backends.detect(session.source.read_text(errors="replace")).BACKEND
+    checks: dict[str, str] = {}
+    fired: list[str] = []
+
+    def verdict(name: str, problem: str) -> None:
+        checks[name] = "fired" if problem else "ok"
+        if problem:
+            fired.append(f"{name}: {problem}")
+
+    threads_before = int(session.harm().get("python_threads", 0))
+    inputs = session.inputs(case, session.seed)
+    expected = session.reference(inputs, precise=False)
+    first = session.call(inputs, expected)
+    pairs = matched(first, expected)
+    outs = [g for g, _ in pairs]
+
+    skip = session.problem.output_leaves  # destination passing: those inputs are the outputs
+    verdict("inputs_unchanged", _mutated(inputs, session.solution.read(first.placed), skip))
+    verdict("no_alias", _aliased(first.report, skip))
+    verdict(
+        "plain_tensor",
+        "; ".join(
+            f"output is a {m.type}, not a torch.Tensor" for m in first.report.outputs if m.type != "Tensor"
+        ),
+    )
+    if backend == Backend.TRITON:
+        verdict("kernel_launched", _no_work(session, inputs, expected, first))
+
+    second = session.call(clone_tree(inputs), expected)
+    again = [o for o in second.outs if o is not None]
+    verdict("fresh_output", _stale_object(second.report, skip))
+    verdict("deterministic", _differs(outs, again))
+    session.release(second.placed)
+
+    fresh = _redraw(session, expected, case)
+    if fresh is not None:
+        session.solution.refill(first.placed, fresh)
+        new_expected = session.reference(fresh, precise=False)
+        new_precise = session.reference(fresh, precise=True)
+        third = session.call(fresh, new_expected, placed=first.placed)
+        verdict("not_cached", _stale(third, new_expected, new_precise, outs, session))
+    else:
+        checks["not_cached"] = f"untested: {_REDRAWS} new inputs all gave the reference's first answer"
+    session.release(first.placed)
+
+    harm = session.harm()
+    patched = list(harm.get("patched", []))
+    verdict("functions_intact", f"replaced: {', '.join(patched)}" if patched else "")
+    extra = int(harm.get("python_threads", 0)) - threads_before
+    verdict("no_stray_threads", f"{extra} thread(s) left running after 3 calls" if extra > 0 else "")
+
+    metrics = {"checks": checks, "launches": first.report.launches}
+    if fired:
+        raise Failed("; ".join(fired), metrics)
+    passed = sum(v == "ok" for v in checks.values())
+    return RungResult("guard", Status.OK, f"{passed} checks passed", metrics)
+
+
+def _no_work(session: Any, inputs: Any, expected: Any, first: Any) -> str:
+    """A Triton solution must launch a kernel, and the kernel must matter: with every Triton
+    launch skipped, the answer must no longer be right (a kernel that launches and does
+    nothing while torch computes the answer is not a Triton solution)."""
+    if not first.report.launches:
+        return "no Triton kernel was launched during the call"
+    bare = session.call(clone_tree(inputs), expected, suppress=True)
+    session.release(bare.placed)
+    try:
+        pairs = matched(bare, expected)
+    except Failed:
+        return ""
+    precise = session.reference(inputs, precise=True)
+    exact = tensors(precise) or []
+    tolerance = session.problem.tolerance
+    if all(
+        compare(g, r, Tolerance.for_dtype(str(g.dtype), tolerance)).ok and not bool(poisoned_mask(g).any())
+        for (g, _), r in zip(pairs, exact, strict=False)
+    ):
+        return "the output is right with every Triton launch skipped: the kernels do no work the answer needs"
+    return ""
+
+
+def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Element mask where a and b differ, comparing NaNs by bits rather than by value."""
+    if a.is_floating_point():
+        return ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+    return a != b
+
+
+def _mutated(inputs: Any, after_call: list[torch.Tensor], skip: set[int]) -> str:
+    for i, (before, after) in enumerate(zip(leaves(inputs), after_call, strict=False)):
+        if i in skip:
+            continue
+        changed = _bits_differ(before, after)
+        if bool(changed.any()):
+            at = tuple(int(x) for x in changed.nonzero()[0])
+            return f"input {i} was modified in place ({int(changed.sum())} elements changed, first at {at})"
+    return ""
+
+
+def _aliased(report: Any, skip: set[int]) -> str:
+    for j, m in enumerate(report.outputs):
+        if m.alias_of_input is not None and m.alias_of_input not in skip:
+            return f"output {j} shares memory with input {m.alias_of_input}"
+    return ""
+
+
+def _stale_object(report: Any, skip: set[int]) -> str:
+    for m in report.outputs:
+        if m.alias_of_input is not None and m.alias_of_input in skip:
+            continue  # the designated output buffer is meant to come back every call
+        if m.same_object_as_before:
+            return "the second call returned the very same tensor object as the first"
+        if m.reuses_earlier_output:
+            return "the second call's output shares memory with the first call's (a buffer reused across calls)"
+    return ""
+
+
+def _differs(first: list[torch.Tensor], again: list[torch.Tensor]) -> str:
+    for a, b in zip(first, again, strict=False):
+        if a.shape != b.shape:
+            return "the same input gave outputs of different shapes"
+        diff = _bits_differ(a, b)
+        if bool(diff.any()):
+            return f"the same input twice gave different results ({int(diff.sum())} elements differ)"
+    return ""
+
+
+_REDRAWS = 16
+
+
+def _redraw(session: Any, expected: Any, case: dict[str, Any]) -> Any:
+    """New inputs drawn with the next seeds until the reference's answer changes: on a tiny case
+    (one int32 in -8..8) the next seed can give the same values, and a cached answer would then
+    be right by chance. None if no draw changes the answer."""
+    before = tensors(expected) or []
+    for k in range(1, _REDRAWS + 1):
+        fresh = session.inputs(case, session.seed + k)
+        if _differs(before, tensors(session.reference(fresh, precise=False)) or []):
+            return fresh
+    return None
+
+
+def _stale(called: Any, expected: Any, precise: Any, old: list[torch.Tensor], session: Any) -> str:
+    """Fires only for a cached answer: wrong for the new values, and bit for bit the old output.
+    A merely wrong answer is the correct rung's to report."""
+    try:
+        got_list = [g for g, _ in matched(called, expected)]
+    except Failed as e:
+        return f"after new values at the same addresses: {e.message}"
+    for got, ref, before in zip(got_list, tensors(precise) or [], old, strict=False):
+        c = compare(got, ref, Tolerance.for_dtype(str(got.dtype), session.problem.tolerance))
+        if not c.ok and got.shape == before.shape and not bool(_bits_differ(got, before).any()):
+            return "new values written into the same input tensors gave the previous answer (output cached)"
+    return ""

@@ -1,0 +1,183 @@
+"""What the judge holds for one candidate: the problem, the seed, and its solution process.
+
+The judge makes every input (from a seed the solution process never sees), runs the reference,
+and asks the solution process for calls on inputs it placed there; what comes back is copied
+out of the solution process's memory before anything is compared. Problem code runs here and
+only here; solution code never does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung import confine
+from rung.common.messages import CallReport
+from rung.common.shm import TensorSpec
+from rung.common.trees import clone_tree, map_tensors
+from rung.errors import ProblemError
+from rung.judge.formats import LoadedProblem, load_problem
+from rung.judge.rungs.outputs import tensors
+from rung.judge.solution_process import Placed, SolutionProcess
+
+
+class SolutionRaised(Exception):
+    """The solution raised inside a call; the rung ends ERROR with where."""
+
+
+@dataclass
+class Called:
+    report: CallReport
+    outs: list[torch.Tensor | None]  # private copies, None where an output did not fit its slot
+    placed: Placed
+
+
+class Session:
+    def __init__(self, hello: dict[str, Any]) -> None:
+        self.hello = hello
+        self.problem_path = Path(hello["problem"])
+        self.run_dir = Path(hello.get("run_dir") or ".")
+        self.seed = int(hello.get("seed", 0))
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.timeout_s = 120.0  # per request to the solution process; each rung sets its own
+        self.source = self._write_source(hello) if hello.get("source") is not None else None
+        self._problem: LoadedProblem | None = None
+        self._solution: SolutionProcess | None = None
+        self._builder: SolutionProcess | None = None
+
+    @property
+    def problem(self) -> LoadedProblem:
+        if self._problem is None:
+            self._problem = load_problem(self.problem_path)
+        return self._problem
+
+    def _write_source(self, hello: dict[str, Any]) -> Path:
+        """The solution's bytes, as the controller read, hashed and stored them, in a file the
+        solution process may read but not change."""
+        folder = self.run_dir / "source"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / str(hello.get("solution_name") or "solution.py")
+        path.write_text(str(hello["source"]))
+        return path
+
+    def _start(self, interpret: bool) -> dict[str, Any]:
+        side = self.problem.solution_side(self.run_dir / "lib")
+        scratch = self.run_dir / "solution"
+        caches = [Path(p) for p in _caches()]
+        env = confine.allowed_environment(os.environ)
+        src = str(Path(__file__).resolve().parents[2])
+        env.update(
+            PYTHONPATH=src,
+            PYTHONUNBUFFERED="1",
+            TMPDIR=str(scratch / "tmp"),
+            HOME=str(scratch / "home"),
+            TRITON_CACHE_DIR=str(caches[0]),
+        )
+        return {
+            **side,
+            "source": str(self.source),
+            "scratch": str(scratch),
+            "shm_dir": str(Path("/dev/shm") / f"rung-{os.getpid()}-{'i' if interpret else 'b'}"),
+            "caches": [str(c) for c in caches] + [str(scratch / "tmp"), str(scratch / "home")],
+            "cpu_memory_mb": int(self.hello.get("cpu_memory_mb", 0)),
+            "interpret": interpret,
+            "confine": bool(self.hello.get("confine", True)),
+            "warm_profiler": interpret and self.device == "cuda",
+            "env": env,
+        }
+
+    def profile_start(self) -> dict[str, Any]:
+        """The start message of a solution process run under Nsight Compute."""
+        start = self._start(interpret=False)
+        for folder in (start["scratch"], *start["caches"]):
+            Path(folder).mkdir(parents=True, exist_ok=True)
+        return start
+
+    @property
+    def solution(self) -> SolutionProcess:
+        if self._solution is None:
+            self._solution = SolutionProcess(self._start(interpret=True), self.run_dir / "logs")
+        return self._solution
+
+    @property
+    def builder(self) -> SolutionProcess:
+        """Where kernels are built: on the CPU a second process with Triton compiling, not
+        interpreting; on a GPU the solution process itself."""
+        if self.device == "cuda":
+            return self.solution
+        if self._builder is None:
+            self._builder = SolutionProcess(self._start(interpret=False), self.run_dir / "logs" / "build")
+        return self._builder
+
+    def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
+        return self.problem.inputs(case, seed, device or self.device)
+
+    def reference(self, inputs: tuple[Any, ...], precise: bool) -> Any:
+        """The reference output: on float64 copies when `precise` (and allowed), else as given."""
+        upcast = precise and self.problem.upcast_reference
+        try:
+            out = self.problem.reference(map_tensors(inputs, _float64) if upcast else clone_tree(inputs))
+        except Exception as e:
+            raise ProblemError(f"{self.problem.path}: the reference raised {type(e).__name__}: {e}") from None
+        self.sync()
+        return out
+
+    def expected(self, reference: Any) -> list[TensorSpec]:
+        """The slots a call's outputs are copied into: the reference's shapes and dtypes."""
+        want = tensors(reference)
+        if want is None:
+            raise ProblemError(f"{self.problem.path}: the reference returned no tensor; rung compares tensors")
+        return [TensorSpec.of(t) for t in want]
+
+    def call(self, inputs: Any, reference: Any, suppress: bool = False, placed: Placed | None = None) -> Called:
+        """One call of the solution on `inputs` (placed anew unless `placed` is given)."""
+        placed = placed or self.solution.place(inputs)
+        report, outs = self.solution.call(placed, self.expected(reference), self.timeout_s, suppress)
+        if report.error:
+            raise SolutionRaised(report.error)
+        return Called(report, outs, placed)
+
+    def release(self, placed: Placed) -> None:
+        self.solution.free(placed.ids)
+
+    def harm(self) -> dict[str, Any]:
+        return self.solution.last_harm
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def reap(self) -> None:
+        """Kill whatever the solution processes left behind: as the subreaper, the judge inherits
+        every orphan they made (double-forked daemons included)."""
+        keep = {p.proc.pid for p in (self._solution, self._builder) if p is not None and p.proc is not None}
+        for pid in list(keep):
+            keep.update(confine.descendants(pid))
+        for pid in confine.descendants(os.getpid()):
+            if pid not in keep:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, os.WNOHANG)
+
+    def close(self) -> None:
+        for proc in (self._solution, self._builder):
+            if proc is not None:
+                proc.close()
+        confine.kill_tree(os.getpid())
+
+
+def _caches() -> list[str]:
+    """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
+    home = Path.home()
+    triton = os.environ.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache")
+    return [triton, str(home / ".nv")]
+
+
+def _float64(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.float64) if t.is_floating_point() else t.clone()

@@ -1,0 +1,1 @@
+"""The solution process: imports one solution and calls it when the judge asks, nothing else."""

@@ -1,0 +1,240 @@
+"""What the solution process holds: the solution's module, its entry point, the shared buffers.
+
+Every call into the solution goes through `Harness.call`: outputs it allocates are poisoned, Triton
+launches are counted (or, on request, suppressed: a kernel whose output is right without it did
+no work), the device is synchronised so an asynchronous error surfaces in the call that caused
+it, and each returned tensor is described and copied into the judge's slot for it.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung.common.messages import CallReport, Harm, OutputMeta
+from rung.common.poison import poisoned_allocations
+from rung.common.shm import Exporter, TensorSpec, dtype_name
+from rung.common.trees import decode, leaves
+
+# Functions a solution must leave alone: rung times and checks with them.
+WATCHED = {
+    "time.perf_counter": lambda: time.perf_counter,
+    "time.time": lambda: time.time,
+    "torch.cuda.synchronize": lambda: torch.cuda.synchronize,
+    "torch.cuda.Event": lambda: torch.cuda.Event,
+    "torch.cuda.Event.record": lambda: torch.cuda.Event.record,
+    "torch.cuda.Event.elapsed_time": lambda: torch.cuda.Event.elapsed_time,
+    "torch.cuda._sleep": lambda: torch.cuda._sleep,
+    "torch.allclose": lambda: torch.allclose,
+    "torch.equal": lambda: torch.equal,
+    "torch.testing.assert_close": lambda: torch.testing.assert_close,
+    "torch.Tensor.clone": lambda: torch.Tensor.clone,
+    "torch.Tensor.copy_": lambda: torch.Tensor.copy_,
+    "torch.Tensor.__eq__": lambda: torch.Tensor.__eq__,
+}
+WEIGHT_SEED = 42  # KernelBench: the seed both Model and ModelNew are built after
+
+
+class ReferenceImport(ImportError):
+    """The solution tried to import the problem's reference, which is the judge's alone."""
+
+
+class _Forbidden(importlib.abc.MetaPathFinder):
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname in self.names or fullname.split(".")[0] == "rung" and ".judge" in fullname:
+            raise ReferenceImport(
+                f"{fullname} belongs to the judge: a solution may not import the problem's reference"
+            )
+        return None
+
+
+class Harness:
+    def __init__(self, start: dict[str, Any]) -> None:
+        self.source = Path(start["source"])
+        self.entry_name = str(start["entry"])
+        self.format = str(start.get("format", "native"))
+        self.init_inputs = list(start.get("init_inputs") or [])
+        self.reference_names = set(start.get("reference_names") or [])
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.exporter = Exporter(Path(start["shm_dir"]))
+        self.launches = _launch_counter()
+        self.watched = {name: get() for name, get in WATCHED.items()}
+        self.own_threads: set[int] = set()
+        self._previous: list[torch.Tensor] = []  # held until the next call, so its memory cannot be handed out again
+        self._module: Any = None
+        self._entry: Any = None
+        sys.meta_path.insert(0, _Forbidden(set(start.get("forbidden_modules") or [])))
+        for folder in start.get("lib_dirs") or []:
+            sys.path.insert(0, str(folder))
+
+    @property
+    def module(self) -> Any:
+        if self._module is None:
+            from rung.common.loader import import_file
+
+            self._module = import_file(self.source, "rung_solution")
+        return self._module
+
+    @property
+    def entry(self) -> Any:
+        if self._entry is None:
+            self._entry = entry_point(self.module, self.entry_name, self.format, self.init_inputs)
+        return self._entry
+
+    def tensor(self, key: int) -> torch.Tensor:
+        return self.exporter.buffers[key]
+
+    def inputs(self, tree: Any) -> tuple[Any, ...]:
+        return tuple(decode(tree, self.tensor))
+
+    def call(self, tree: Any, slots: list[int], suppress_launches: bool = False) -> CallReport:
+        """One call on the inputs in `tree`; each returned tensor copied into its slot where it fits."""
+        inputs = self.inputs(tree)
+        fn = self.entry
+        before = self.launches.count if self.launches else 0
+        start = time.perf_counter()
+        try:
+            with poisoned_allocations(), _suppressed(self.launches if suppress_launches else None):
+                value = fn(*inputs)
+                self.sync()
+        except BaseException as e:  # the solution's own exceptions, SystemExit included
+            traceback.print_exc()
+            return CallReport("", error=self.where(e), error_type=type(e).__name__)
+        seconds = time.perf_counter() - start
+        launches = (self.launches.count if self.launches else 0) - before
+        report = self.describe(value, inputs, slots)
+        report.seconds, report.launches = seconds, launches
+        return report
+
+    def describe(self, value: Any, inputs: tuple[Any, ...], slots: list[int]) -> CallReport:
+        outs = _tensors(value)
+        if outs is None:
+            return CallReport(_kind(value))
+        returned = "tensor" if isinstance(value, torch.Tensor) else f"{type(value).__name__} of {len(outs)}"
+        metas = [self._meta(o, inputs, slots[j] if j < len(slots) else None) for j, o in enumerate(outs)]
+        self._previous = outs
+        return CallReport(returned, metas)
+
+    def _meta(self, out: torch.Tensor, inputs: tuple[Any, ...], slot: int | None) -> OutputMeta:
+        spec = TensorSpec.of(out)
+        copied = False
+        if slot is not None:
+            target = self.tensor(slot)
+            if TensorSpec.of(target) == spec:
+                with torch.no_grad():
+                    target.copy_(out)
+                self.sync()
+                copied = True
+        earlier = self._previous
+        return OutputMeta(
+            type=type(out).__name__,
+            shape=list(spec.shape),
+            dtype=dtype_name(out.dtype),
+            device=str(out.device),
+            contiguous=bool(out.is_contiguous()),
+            copied=copied,
+            alias_of_input=next((i for i, t in enumerate(leaves(inputs)) if _overlap(out, t)), None),
+            same_object_as_before=any(e is out for e in earlier),
+            reuses_earlier_output=any(e is not out and _overlap(out, e) for e in earlier),
+        )
+
+    def sync(self) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def harm(self) -> Harm:
+        patched = [name for name, get in WATCHED.items() if get() is not self.watched[name]]
+        mine = self.own_threads | {threading.main_thread().ident or 0}
+        return Harm(patched, sum(1 for ident in sys._current_frames() if ident not in mine))
+
+    def where(self, e: BaseException) -> str:
+        """'ExcType: message (at file.py:LINE in fn)', naming the deepest frame in the solution."""
+        frames = traceback.extract_tb(e.__traceback__)
+        mine = str(self.source.resolve())
+        user = [f for f in frames if str(Path(f.filename).resolve()) == mine] or frames[-1:]
+        text = str(e).strip().splitlines()
+        first = text[0] if text else ""
+        loc = f" (at {Path(user[-1].filename).name}:{user[-1].lineno} in {user[-1].name})" if user else ""
+        return f"{type(e).__name__}: {first}{loc}"
+
+
+def entry_point(module: Any, name: str, fmt: str, init_inputs: list[Any]) -> Any:
+    """The callable each call invokes: `custom_kernel`, or for KernelBench a ModelNew built from
+    the problem's init inputs after the seed Model was built after, moved to the inputs' device."""
+    if fmt != "kernelbench":
+        return getattr(module, name)
+    cls = getattr(module, name)
+    built: dict[str, Any] = {}
+
+    def call(*inputs: Any) -> Any:
+        device = next((str(t.device) for t in inputs if isinstance(t, torch.Tensor)), "cpu")
+        if device not in built:
+            torch.manual_seed(WEIGHT_SEED)
+            model = cls(*init_inputs)
+            built[device] = model.to(device) if hasattr(model, "to") else model
+        with torch.no_grad():
+            return built[device](*inputs)
+
+    return call
+
+
+def _tensors(value: Any) -> list[torch.Tensor] | None:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return list(value)
+    return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device or a.device.type == "meta":
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    lo_a, lo_b = sa.data_ptr(), sb.data_ptr()
+    return lo_a < lo_b + sb.nbytes() and lo_b < lo_a + sa.nbytes()
+
+
+def _launch_counter() -> Any:
+    try:
+        from rung.backends.triton_backend import Launches
+    except ImportError:
+        return None
+    try:
+        launches = Launches()
+        launches.install()
+    except ImportError:
+        return None
+    return launches
+
+
+class _suppressed:
+    """Triton launches skipped (not run) for the duration, where a counter is installed."""
+
+    def __init__(self, launches: Any) -> None:
+        self.launches = launches
+
+    def __enter__(self) -> None:
+        if self.launches is not None:
+            self.launches.suppress = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.launches is not None:
+            self.launches.suppress = False

@@ -1,0 +1,98 @@
+"""The solution process: confine itself, import one solution, call it when the judge asks.
+
+    python -m rung.solution.main REQUEST_FD RESULT_FD
+
+Started by the judge with an environment built from an allow-list. The first message names the
+solution's source (a copy the judge wrote, of the very bytes that were hashed and stored), the
+format's entry point, the helper files the format shares with solutions, the scratch folder and
+what it may read. Before torch or the solution is imported, the process confines itself
+(`rung.confine`): it may read the Python installation, rung, its source and the shared helpers,
+write only its scratch folders, signal and trace no process outside itself. It holds no
+reference, no expected value, no seed and no verdict: every answer is a figure or a description
+of what the solution did, as JSON, and the judge decides.
+
+Requests: alloc, free (shared buffers), load, call, bench, compile, harm.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+from rung.common.channel import Channel, ChannelClosed
+
+
+def readable_paths(start: dict[str, Any]) -> list[Path]:
+    """What the solution may read: the Python installation, rung itself, its own source, the
+    helpers its format shares with it."""
+    import rung
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
+    paths |= {p for p in sys.path if p and Path(p).is_dir() and "site-packages" in p}
+    paths.add(str(Path(rung.__file__).resolve().parents[1]))
+    paths.add(start["source"])
+    paths |= set(start.get("lib_dirs") or [])
+    return sorted(Path(p) for p in paths if p)
+
+
+def writable_paths(start: dict[str, Any]) -> list[Path]:
+    return [Path(p) for p in (start["scratch"], start["shm_dir"], *start.get("caches", []))]
+
+
+def main(argv: list[str]) -> int:
+    from rung import confine
+
+    confine.die_with_parent()
+    channel = Channel(int(argv[0]), int(argv[1]))
+    start = channel.recv()
+    token = start.pop("token")
+    if start.get("confine", True):
+        confinement = confine.confine_self(readable_paths(start), writable_paths(start)).to_dict()
+    else:
+        confinement = {"filesystem": "not confined: RUNG_CONFINE=0"}
+    configure_process(int(start.get("cpu_memory_mb", 0)), bool(start.get("interpret", True)))
+
+    from rung.solution.harness import Harness
+
+    harness = Harness(start)
+    warmup = None
+    if harness.device == "cuda" and start.get("warm_profiler"):
+        from rung.solution.profiler_warmup import ProfilerWarmup
+
+        warmup = ProfilerWarmup()
+        harness.own_threads.add(warmup.ident)
+    channel.send({"token": token, "result": {"confinement": confinement, "device": harness.device}})
+    from rung.solution.requests import handle
+
+    while True:
+        try:
+            request = channel.recv()
+        except ChannelClosed:
+            return 0
+        began = time.perf_counter()
+        result = handle(harness, warmup, request["op"], request.get("params", {}))
+        result["seconds"] = round(time.perf_counter() - began, 4)
+        channel.send({"token": token, "result": result})
+
+
+def configure_process(cpu_memory_mb: int, interpret: bool) -> None:
+    """On a machine without CUDA: Triton's interpreter (unless this process only builds kernels)
+    and a cap on the address space."""
+    import torch
+
+    if not torch.cuda.is_available():
+        if interpret:
+            os.environ["TRITON_INTERPRET"] = "1"
+        if cpu_memory_mb > 0 and sys.platform.startswith("linux"):
+            import resource
+
+            limit = cpu_memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,78 @@
+"""The solution process's answers, by request: shared buffers, load, call, bench, compile.
+
+Each answer is JSON the judge reads as untrusted figures. The solution's exceptions become an
+`error` in the answer (with the file and line in the solution), never a crash of the process;
+what the solution did to the process (functions replaced, threads left) comes with every answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rung import backends
+from rung.common.shm import TensorSpec
+from rung.solution.harness import Harness, ReferenceImport
+
+
+def handle(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+    answer = _answer(harness, warmup, op, params)
+    answer["harm"] = harness.harm().to_dict()
+    return answer
+
+
+def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+    if op == "alloc":
+        made = [harness.exporter.allocate(TensorSpec.from_dict(s)) for s in params["specs"]]
+        return {"buffers": [[key, handle] for key, handle in made]}
+    if op == "free":
+        for key in params["ids"]:
+            harness.exporter.free(int(key))
+        return {}
+    if op == "load":
+        return load(harness)
+    if op == "call":
+        report = harness.call(params["inputs"], list(params.get("slots", [])), bool(params.get("suppress")))
+        return report.to_dict()
+    if op == "bench":
+        from rung.solution.bench import bench
+
+        return bench(harness, warmup, params)
+    if op == "compile":
+        from rung.solution.build import build
+
+        return build(harness, params)
+    if op == "harm":
+        return {}
+    raise ValueError(f"unknown request {op!r}")
+
+
+def load(harness: Harness) -> dict[str, Any]:
+    """Import the solution and find its entry point: its backend, or what went wrong."""
+    source = harness.source.read_text(errors="replace")
+    try:
+        compile(source, str(harness.source), "exec")
+    except SyntaxError as e:
+        return {"failed": f"SyntaxError at {harness.source.name}:{e.lineno}: {e.msg}"}
+    backend = backends.detect(source).BACKEND.value
+    try:
+        module = harness.module
+    except ReferenceImport as e:
+        return {"failed": f"uses the problem's reference: {e}", "backend": backend}
+    except NameError as e:
+        if getattr(e, "name", None) in harness.reference_names:
+            return {
+                "failed": f"uses the problem's reference: {e.name} is the judge's alone, not in a solution's scope",
+                "backend": backend,
+            }
+        return {"error": harness.where(e), "backend": backend}
+    except BaseException as e:
+        return {"error": harness.where(e), "backend": backend}
+    fn = getattr(module, harness.entry_name, None)
+    if fn is None:
+        return {"failed": f"{harness.source.name} defines no {harness.entry_name}", "backend": backend}
+    if not callable(fn):
+        return {
+            "failed": f"{harness.entry_name} in {harness.source.name} is a {type(fn).__name__}, not callable",
+            "backend": backend,
+        }
+    return {"backend": backend, "device": harness.device}

@@ -1,1 +1,0 @@
-"""Isolated workers: where solutions are imported and run, never in the controller."""
