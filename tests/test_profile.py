@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from rung import ncu
-from rung.profile import profile, reading
+from rung.judge.rungs.profile import profile
+from rung.judge.session import Session
+from rung.profile import reading
 from rung.spec import Status
 from tests.conftest import FIXTURES
 
@@ -45,12 +47,27 @@ def fake_ncu(tmp_path: Path, monkeypatch, body: str) -> None:
     monkeypatch.setattr(ncu, "find", lambda: str(exe))
 
 
-HELLO = {"problem": "/nowhere", "solution": "/nowhere/s.py", "seed": 1}
+TINY = FIXTURES / "tiny"
+
+
+def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
+    """The judge's profile rung on the tiny problem, as a judge process would run it."""
+    session = Session(
+        {
+            "problem": str(TINY),
+            "source": (TINY / "solutions" / solution).read_text(),
+            "solution_name": solution,
+            "run_dir": str(tmp_path / "run"),
+            "seed": 3,
+        }
+    )
+    session.timeout_s = timeout_s
+    return profile(session, {})
 
 
 def test_kernels_hottest_first_with_their_reading(tmp_path, monkeypatch):
     fake_ncu(tmp_path, monkeypatch, f"open(LOG, 'w').write({RAW!r})")
-    r = profile(HELLO, tmp_path / "run", 30)
+    r = run_profile(tmp_path, 30)
     assert r.status == Status.OK, r.message
     add, finish = r.metrics["kernels"]
     assert add["name"] == "add_kernel" and add["launches"] == 2 and add["total_us"] == pytest.approx(2030.528)
@@ -66,41 +83,34 @@ def test_no_counter_permission_is_skipped_saying_so(tmp_path, monkeypatch):
         monkeypatch,
         "open(LOG, 'w').write('==ERROR== ERR_NVGPUCTRPERM - no access\\n'); sys.exit(1)",
     )
-    r = profile(HELLO, tmp_path / "run", 30)
+    r = run_profile(tmp_path, 30)
     assert r.status == Status.SKIPPED and "ERR_NVGPUCTRPERM" in r.message
 
 
 def test_a_failing_call_is_an_error_with_its_last_words(tmp_path, monkeypatch):
     fake_ncu(tmp_path, monkeypatch, "print('RuntimeError: boom in custom_kernel'); sys.exit(1)")
-    r = profile(HELLO, tmp_path / "run", 30)
+    r = run_profile(tmp_path, 30)
     assert r.status == Status.ERROR and "exit code 1" in r.message and "boom in custom_kernel" in r.message
 
 
 def test_a_hung_profile_is_killed(tmp_path, monkeypatch):
     fake_ncu(tmp_path, monkeypatch, "time.sleep(60)")
-    r = profile(HELLO, tmp_path / "run", 1)
+    r = run_profile(tmp_path, 1)
     assert r.status == Status.TIMEOUT and "killed" in r.message
 
 
 def test_without_ncu_the_rung_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "find", lambda: None)
-    assert profile(HELLO, tmp_path, 1).status == Status.SKIPPED
+    assert run_profile(tmp_path, 1).status == Status.SKIPPED
 
 
 def test_the_target_loads_the_case_and_warms_up_before_its_nvtx_range(tmp_path, monkeypatch):
-    """The stand-in runs the real target. On the CPU it gets as far as opening the NVTX range,
-    which needs a CUDA build: so the problem, the solution and the last case all loaded."""
+    """The stand-in runs the real target, confined. On the CPU it gets as far as opening the NVTX
+    range, which needs a CUDA build: so the solution and the saved inputs of the last case loaded."""
     fake_ncu(
         tmp_path,
         monkeypatch,
         "import subprocess\nsys.exit(subprocess.call(sys.argv[sys.argv.index('--log-file') + 2:]))",
     )
-    tiny = FIXTURES / "tiny"
-    hello = {
-        "problem": str(tiny),
-        "solution": str(tiny / "solutions" / "good.py"),
-        "seed": 3,
-        "run_dir": str(tmp_path),
-    }
-    r = profile(hello, tmp_path / "run", 120)
+    r = run_profile(tmp_path, 120)
     assert r.status == Status.ERROR and "NVTX functions not installed" in r.message, r.message

@@ -40,7 +40,9 @@ OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
 
 
-def _hello(problem_dir: Path, solution: Path | None, source: str | None, run_dir: Path, seed: int) -> dict[str, Any]:
+def _hello(
+    problem_dir: Path, solution: Path | None, source: str | None, run_dir: Path, seed: int
+) -> dict[str, Any]:
     """The judge's first message: the solution travels as the source that was hashed and stored."""
     return {
         "problem": str(problem_dir.resolve()),

@@ -122,8 +122,6 @@ def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-
-
 def left_running(events: list[dict[str, Any]]) -> dict[str, Any]:
     """Device work the calls of a trace left behind: `outside_launches`, work launched from no
     call and no harness range (a thread of the solution's, still launching after its call

@@ -114,9 +114,7 @@ def _sample(
     batch, i = 10, 0
     stop = "time cap"
     while True:
-        events = [
-            (_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(batch)
-        ]
+        events = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(batch)]
         if lead_in_cycles:
             _sleep(lead_in_cycles)
         for begin, end in events:

@@ -80,14 +80,15 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     except (SolutionRaised, TimedCallRaised) as e:
         result = RungResult(op, Status.ERROR, str(e))
     except SolutionTimedOut as e:
-        result = RungResult(
+        result = _lost(
+            session,
             op,
             Status.TIMEOUT,
-            f"still running after {e.seconds:g} s; the solution process was killed" + _last_line(e.stderr_tail),
-            {"stderr_tail": e.stderr_tail},
+            f"still running after {e.seconds:g} s; the solution process was killed",
+            e.stderr_tail,
         )
     except SolutionCrashed as e:
-        result = RungResult(op, Status.ERROR, e.how + _last_line(e.stderr_tail), {"stderr_tail": e.stderr_tail})
+        result = _lost(session, op, Status.ERROR, e.how, e.stderr_tail)
     except ProblemError as e:
         return {"problem_error": str(e)}
     except Exception as e:  # problem code, or the judge's own: never the solution's fault
@@ -95,6 +96,20 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         return {"problem_error": f"{session.problem_path}: {type(e).__name__}: {e}"}
     result.seconds = round(time.perf_counter() - start, 4)
     return result.to_dict()
+
+
+def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:
+    """A rung whose solution process crashed or hung: what it measured before is kept."""
+    import json
+
+    from rung.spec import RungResult
+
+    metrics: dict[str, Any] = {"stderr_tail": tail}
+    partial = session.run_dir / op / "partial.jsonl"
+    if partial.exists():
+        metrics["measured_before"] = [json.loads(ln) for ln in partial.read_text().splitlines() if ln.strip()]
+        how += f" ({len(metrics['measured_before'])} case(s) measured before, kept in metrics)"
+    return RungResult(op, status, how + _last_line(tail), metrics)
 
 
 def _last_line(stderr: str) -> str:

@@ -132,10 +132,14 @@ class Session:
         """The slots a call's outputs are copied into: the reference's shapes and dtypes."""
         want = tensors(reference)
         if want is None:
-            raise ProblemError(f"{self.problem.path}: the reference returned no tensor; rung compares tensors")
+            raise ProblemError(
+                f"{self.problem.path}: the reference returned no tensor; rung compares tensors"
+            )
         return [TensorSpec.of(t) for t in want]
 
-    def call(self, inputs: Any, reference: Any, suppress: bool = False, placed: Placed | None = None) -> Called:
+    def call(
+        self, inputs: Any, reference: Any, suppress: bool = False, placed: Placed | None = None
+    ) -> Called:
         """One call of the solution on `inputs` (placed anew unless `placed` is given)."""
         placed = placed or self.solution.place(inputs)
         report, outs = self.solution.call(placed, self.expected(reference), self.timeout_s, suppress)

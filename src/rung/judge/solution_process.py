@@ -115,7 +115,11 @@ class SolutionProcess:
             raise SolutionTimedOut(timeout_s, self.stderr_tail()) from None
         except (ChannelClosed, ValueError):
             raise self._crashed() from None
-        if not isinstance(reply, dict) or reply.get("token") != self.token or not isinstance(reply.get("result"), dict):
+        if (
+            not isinstance(reply, dict)
+            or reply.get("token") != self.token
+            or not isinstance(reply.get("result"), dict)
+        ):
             self.kill()
             raise SolutionCrashed("an answer without the solution process's token arrived", "")
         return dict(reply["result"])
@@ -131,7 +135,9 @@ class SolutionProcess:
 
     # Inputs and outputs -------------------------------------------------------------------
 
-    def allocate(self, specs: list[TensorSpec], timeout_s: float = 120) -> tuple[list[int], list[torch.Tensor]]:
+    def allocate(
+        self, specs: list[TensorSpec], timeout_s: float = 120
+    ) -> tuple[list[int], list[torch.Tensor]]:
         """New buffers in the solution process, and the judge's view of each."""
         if not specs:
             return [], []

@@ -41,12 +41,20 @@ class Snapshots:
         outs = _tensors(self.last)
         targets = self.slots[k]
         fits = outs is not None and len(outs) == len(targets)
-        fits = fits and all(TensorSpec.of(o) == TensorSpec.of(t) for o, t in zip(outs or [], targets, strict=False))
+        fits = fits and all(
+            TensorSpec.of(o) == TensorSpec.of(t) for o, t in zip(outs or [], targets, strict=False)
+        )
         if fits:
             with torch.no_grad():
                 for o, t in zip(outs or [], targets, strict=False):
                     t.copy_(o)
-        self.taken[k] = {"slot": k, "call": i, "set": i % self.sets, "copied": fits, "returned": _kind(self.last)}
+        self.taken[k] = {
+            "slot": k,
+            "call": i,
+            "set": i % self.sets,
+            "copied": fits,
+            "returned": _kind(self.last),
+        }
 
 
 def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, Any]:

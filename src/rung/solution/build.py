@@ -9,7 +9,15 @@ from typing import Any
 from rung import backends
 from rung.solution.harness import Harness, entry_point
 
-FIGURES = ("name", "registers", "shared_bytes", "local_bytes", "spill_instructions", "num_warps", "num_stages")
+FIGURES = (
+    "name",
+    "registers",
+    "shared_bytes",
+    "local_bytes",
+    "spill_instructions",
+    "num_warps",
+    "num_stages",
+)
 
 
 def build(harness: Harness, params: dict[str, Any]) -> dict[str, Any]:

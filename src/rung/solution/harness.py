@@ -70,7 +70,9 @@ class Harness:
         self.launches = _launch_counter()
         self.watched = {name: get() for name, get in WATCHED.items()}
         self.own_threads: set[int] = set()
-        self._previous: list[torch.Tensor] = []  # held until the next call, so its memory cannot be handed out again
+        self._previous: list[
+            torch.Tensor
+        ] = []  # held until the next call, so its memory cannot be handed out again
         self._module: Any = None
         self._entry: Any = None
         sys.meta_path.insert(0, _Forbidden(set(start.get("forbidden_modules") or [])))

@@ -66,7 +66,9 @@ class KernelBenchProblem(LoadedProblem):
     def solution_side(self, lib_dir: Path) -> dict[str, Any]:
         init = list(self.module.get_init_inputs())
         if not all(v is None or isinstance(v, (bool, int, float, str)) for v in init):
-            raise ProblemError(f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings)")
+            raise ProblemError(
+                f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings)"
+            )
         return {
             **super().solution_side(lib_dir),
             "format": "kernelbench",

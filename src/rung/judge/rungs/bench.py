@@ -195,7 +195,9 @@ def _check_timed(
         if not 0 <= s < len(sets) or not 0 <= k < len(slots):
             raise Failed(f"{where}: a timed call's output came back under an unknown slot or input set")
         if not shot.get("copied"):
-            raise Failed(f"{where}: timed call {i} returned {shot.get('returned')}, not the checked outputs' shape")
+            raise Failed(
+                f"{where}: timed call {i} returned {shot.get('returned')}, not the checked outputs' shape"
+            )
         if s not in references:
             references[s] = (
                 session.reference(sets[s], precise=False),
@@ -223,10 +225,14 @@ class _Copied:
         from rung.common.messages import CallReport, OutputMeta
 
         metas = [
-            OutputMeta("Tensor", list(o.shape), str(o.dtype).removeprefix("torch."), str(o.device), True, True)
+            OutputMeta(
+                "Tensor", list(o.shape), str(o.dtype).removeprefix("torch."), str(o.device), True, True
+            )
             for o in outs
         ]
-        self.report = CallReport("tensor" if isinstance(expected, torch.Tensor) else f"tuple of {len(outs)}", metas)
+        self.report = CallReport(
+            "tensor" if isinstance(expected, torch.Tensor) else f"tuple of {len(outs)}", metas
+        )
         self.outs = outs
 
 

@@ -16,7 +16,11 @@ from rung import backends, knobs
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 
+
 def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
+    backend = backends.detect(session.source.read_text(errors="replace"))
+    if backend.compile_solution is None:  # known from its imports alone: no process to start
+        raise Skipped(f"{backend.BACKEND.value} solution: nothing to build ahead of time")
     arch = str(knobs.get("RUNG_ARCH"))
     out_dir = session.run_dir / "solution" / "compile"
     problem = session.problem
@@ -38,8 +42,9 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         return RungResult("compile", Status.ERROR, str(answer["error"]))
     kernels = answer.get("kernels") or []
     if not kernels:
-        backend = backends.detect(session.source.read_text(errors="replace")).BACKEND.value
-        raise Failed(f"no {backend} kernel was launched by {problem.entry_name} on {problem.tests[0]}")
+        raise Failed(
+            f"no {backend.BACKEND.value} kernel was launched by {problem.entry_name} on {problem.tests[0]}"
+        )
     metrics = {
         "arch": arch,
         "kernels": kernels,

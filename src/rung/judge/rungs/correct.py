@@ -51,7 +51,11 @@ def judge_outputs(
     own = session.problem.check(inputs, value)
     if own is not None:
         ok, message = own
-        return ok, "" if ok else f"the problem's own check: {message}", _worst(_comparisons(session, pairs, precise))
+        return (
+            ok,
+            "" if ok else f"the problem's own check: {message}",
+            _worst(_comparisons(session, pairs, precise)),
+        )
     comparisons = _comparisons(session, pairs, precise)
     for i, c in enumerate(comparisons):
         if not c.ok:

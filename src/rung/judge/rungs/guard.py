@@ -138,7 +138,9 @@ def _stale_object(report: Any, skip: set[int]) -> str:
         if m.same_object_as_before:
             return "the second call returned the very same tensor object as the first"
         if m.reuses_earlier_output:
-            return "the second call's output shares memory with the first call's (a buffer reused across calls)"
+            return (
+                "the second call's output shares memory with the first call's (a buffer reused across calls)"
+            )
     return ""
 
 

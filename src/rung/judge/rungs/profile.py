@@ -29,7 +29,9 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     exe = ncu.find()
     if exe is None:
         return RungResult(
-            "profile", Status.SKIPPED, "Nsight Compute (ncu) is not installed here (PATH, /usr/local/cuda/bin)"
+            "profile",
+            Status.SKIPPED,
+            "Nsight Compute (ncu) is not installed here (PATH, /usr/local/cuda/bin)",
         )
     out = session.run_dir / "profile"
     out.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,9 @@ def run(session: Any, params: dict[str, Any]) -> RungResult:
         "launches": called.report.launches,
     }
     pairs = matched(called, expected)
-    metrics["outputs"] = [{"shape": list(g.shape), "dtype": str(g.dtype).removeprefix("torch.")} for g, _ in pairs]
+    metrics["outputs"] = [
+        {"shape": list(g.shape), "dtype": str(g.dtype).removeprefix("torch.")} for g, _ in pairs
+    ]
     for i, (got, ref) in enumerate(pairs):
         which = "" if len(pairs) == 1 else f"output {i}: "
         unwritten = poisoned_mask(got)
