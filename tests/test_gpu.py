@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rung import api
+from rung import api, knobs
 from rung.spec import Status
 from tests.conftest import FIXTURES, PROBLEMS, rung_of
 
@@ -79,6 +79,42 @@ def test_a_crash_under_timing_keeps_what_was_measured(climb):
     assert bench.status == Status.ERROR
     assert "exited with code 9" in bench.message
     assert len(bench.metrics["measured_before"]) == 2  # the 2^20 and 2^24 cases
+
+
+GPU_CHEATS = FIXTURES / "gpu_cheats"
+
+
+@pytest.mark.parametrize(
+    ("solution", "says"),
+    [
+        ("side_stream.py", ("still had work running after they returned", "wrong answer while timed")),
+        ("patched_timer.py", ("timing functions replaced while timed: torch.cuda.Event.elapsed_time",)),
+        ("stale_when_timed.py", ("wrong answer while timed", "not the checked outputs' shape")),
+    ],
+)
+def test_a_cheat_that_only_shows_while_timed_fails_bench(climb, solution, says):
+    with knobs.scoped(RUNG_SKIP="profile"):
+        run = climb(VECTOR_ADD, GPU_CHEATS / solution)
+    bench = rung_of(run, "bench")
+    assert bench.status == Status.FAILED, [(r.name, r.status.value, r.message) for r in run.rungs]
+    assert any(s in bench.message for s in says), bench.message
+    assert not run.ok
+
+
+def test_the_stack_holds_nothing_to_walk_to_on_the_gpu(climb):
+    run = climb(FIXTURES / "tiny", FIXTURES / "hostile" / "stack_walk.py")
+    assert rung_of(run, "correct").status == Status.FAILED
+
+
+def test_timed_outputs_are_checked_and_the_confinement_holds_on_the_gpu(climb):
+    run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "correct" / "naive.py")
+    assert run.ok, [(r.name, r.status.value, r.message) for r in run.rungs]
+    assert rung_of(run, "bench").metrics["timed_outputs_checked"] >= 2 * len(
+        rung_of(run, "bench").metrics["cases"]
+    )
+    assert rung_of(run, "load").metrics["confinement"]["filesystem"] == "landlock", rung_of(
+        run, "load"
+    ).metrics
 
 
 def test_an_implausible_cost_model_is_called_out(climb):

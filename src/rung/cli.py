@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from rung import api, render, scaffold, views
+from rung import api, confine, render, runner, scaffold, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
@@ -393,7 +393,11 @@ def context_sources(json_out: JsonOpt = False, workspace: WorkspaceOpt = None) -
 
 
 def main() -> None:
-    """Entry point: Typer handles usage errors (exit 2); rung's own errors are one line, exit 2."""
+    """Entry point: Typer handles usage errors (exit 2); rung's own errors are one line, exit 2.
+    The controller is not dumpable (its memory and environment, API keys included, stay out of
+    other processes' reach) and takes SIGTERM as an interrupt."""
+    confine.make_undumpable()
+    runner.on_sigterm()
     try:
         app()
     except RungError as e:

@@ -142,7 +142,7 @@ def climb(
             store.add_rung(run, result)
             if on_rung:
                 on_rung(run, result)
-    except (KeyboardInterrupt, Interrupted):
+    except KeyboardInterrupt:
         store.add_rung(run, RungResult(current, Status.INTERRUPTED, "interrupted before this rung ended"))
         store.interrupt(run)
         raise
@@ -155,8 +155,18 @@ def climb(
     return run
 
 
-class Interrupted(Exception):
-    """SIGTERM, raised where Ctrl-C would raise KeyboardInterrupt (the CLI installs the handler)."""
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt (`on_sigterm` installs the handler)."""
+
+
+def on_sigterm() -> None:
+    """From now on SIGTERM interrupts this process as Ctrl-C does, so a run in flight is stored
+    INTERRUPTED rather than left half written."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted()
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def _kill_orphans(before: set[int]) -> None:
