@@ -1,17 +1,27 @@
-"""The store: WAL mode, runs written rung by rung, a killed run keeps what it did."""
+"""The store: WAL mode, runs written rung by rung, a killed run keeps what it did, an interrupted
+run says so, migrations under one lock, and a damaged or lost store refused in one line."""
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from rung.spec import Status
-from rung.store import Store
-from tests.conftest import FIXTURES
+import pytest
+
+from rung import optimize
+from rung.errors import StoreError, UsageError
+from rung.spec import Device, Run, RungResult, Solution, Status
+from rung.store import MIGRATIONS, PROPOSAL_COLUMNS, SCHEMA_SQL, Store
+from tests.conftest import FIXTURES, PROBLEMS
 
 
 def test_store_is_sqlite_in_wal_mode(tmp_path):
@@ -102,3 +112,198 @@ def _alive(pid: int) -> bool:
         ["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True
     ).stdout.strip()
     return bool(state) and not state.startswith("Z")
+
+
+def begin_run(store: Store, source: Path, problem: str = "tiny") -> Run:
+    return store.begin(problem, "problems/tiny", Solution.from_file(source), Device("cpu", "cpu"), 0, {})
+
+
+def bench(median_ms: float) -> RungResult:
+    return RungResult("bench", Status.OK, metrics={"cases": [{"median_ms": median_ms, "rel_sem": 0.01}]})
+
+
+def test_interrupt_finishes_a_run_that_says_interrupted_and_never_passes(tmp_path):
+    store = Store(tmp_path)
+    run = begin_run(store, TINY / "solutions" / "hang.py")
+    store.add_rung(run, RungResult("load", Status.OK))
+    store.add_rung(run, RungResult("bench", Status.INTERRUPTED, "stopped by SIGINT"))
+    store.interrupt(run)
+
+    assert Status.INTERRUPTED.bad
+    assert run.verdict == "INTERRUPTED after bench"
+    assert not run.ok
+    row = store.db.execute("SELECT finished, ok, interrupted FROM runs WHERE id=?", (run.id,)).fetchone()
+    assert row[0] is not None
+    assert row[1:] == (0, 1)
+    stored = store.run(run.id)
+    assert stored.verdict == "INTERRUPTED after bench"
+    assert [r.status for r in stored.rungs] == [Status.OK, Status.INTERRUPTED]
+    result = json.loads((store.run_dir(run.id) / "result.json").read_text())
+    assert result["verdict"] == "INTERRUPTED after bench"
+    assert result["ok"] is False
+
+
+def test_a_run_interrupted_between_rungs_gets_a_rung_that_says_so(tmp_path):
+    store = Store(tmp_path)
+    run = begin_run(store, TINY / "solutions" / "hang.py")
+    store.add_rung(run, RungResult("load", Status.OK))
+    store.interrupt(run)
+    assert store.run(run.id).verdict == "INTERRUPTED after stop"
+
+
+def test_optimize_resumes_only_from_a_finished_passing_run(tmp_path):
+    store = Store(tmp_path)
+    solutions = PROBLEMS / "vector_add" / "solutions" / "correct"
+    passed = begin_run(store, solutions / "naive.py")
+    for rung in (RungResult("load", Status.OK), bench(2.0)):
+        store.add_rung(passed, rung)
+    store.finish(passed)
+    stopped = begin_run(store, solutions / "tuned.py")  # faster, but a person stopped it
+    for rung in (RungResult("load", Status.OK), bench(1.0), RungResult("profile", Status.INTERRUPTED)):
+        store.add_rung(stopped, rung)
+    store.interrupt(stopped)
+    killed = begin_run(store, solutions / "torch_add.py")  # fastest, but its climb never finished
+    for rung in (RungResult("load", Status.OK), bench(0.5)):
+        store.add_rung(killed, rung)
+
+    problem = SimpleNamespace(name="tiny")
+    events: list[dict] = []
+    best = optimize._start(store, problem, None, None, events.append)
+    assert best.id == passed.id
+    assert events == [{"event": "resume", "run": passed.id, "path": passed.solution.path}]
+    assert [optimize.resumable(r) for r in store.runs("tiny")] == [True, False, False]
+
+    store.db.execute("DELETE FROM rungs WHERE run_id=?", (passed.id,))
+    store.db.execute("DELETE FROM runs WHERE id=?", (passed.id,))
+    store.db.commit()
+    with pytest.raises(UsageError, match="no passing version of tiny"):
+        optimize._start(store, problem, None, None, events.append)
+
+
+def open_store_when_all_are_ready(workspace: Path, ready: Any, said: Any) -> None:
+    """In a spawned process: wait for the others, then open the store at the same moment."""
+    ready.wait()
+    try:
+        Store(workspace).close()
+        said.put("ok")
+    except Exception as e:
+        said.put(f"{type(e).__name__}: {e}")
+
+
+def columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
+def assert_schema_is_current(db_path: Path) -> None:
+    db = sqlite3.connect(db_path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert set(PROPOSAL_COLUMNS) <= columns(db, "proposals")
+    assert "interrupted" in columns(db, "runs")
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+
+
+def test_eight_processes_open_a_new_store_at_once(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    ready, said = ctx.Barrier(8), ctx.Queue()
+    procs = [
+        ctx.Process(target=open_store_when_all_are_ready, args=(tmp_path, ready, said)) for _ in range(8)
+    ]
+    for p in procs:
+        p.start()
+    answers = [said.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+    assert answers == ["ok"] * 8
+    assert_schema_is_current(tmp_path / ".rung" / "rung.db")
+
+
+def test_a_store_of_the_first_release_migrates(tmp_path):
+    db_path = tmp_path / ".rung" / "rung.db"
+    db_path.parent.mkdir()
+    db = sqlite3.connect(db_path)
+    db.executescript(SCHEMA_SQL)
+    db.execute("ALTER TABLE proposals ADD COLUMN run_id INTEGER")  # one column a later release added
+    db.execute(
+        "INSERT INTO runs (problem, solution, path, device, seed, environment, started)"
+        " VALUES ('tiny', 'abc', 'v1.py', '{}', 0, '{}', 1.0)"
+    )
+    db.commit()
+    db.close()
+
+    Store(tmp_path).close()
+    assert_schema_is_current(db_path)
+    db = sqlite3.connect(db_path)
+    assert db.execute("SELECT id, problem, interrupted FROM runs").fetchall() == [(1, "tiny", None)]
+    db.close()
+    Store(tmp_path).close()  # at the current version: nothing left to apply
+    assert_schema_is_current(db_path)
+
+
+def test_a_store_from_a_newer_rung_is_refused(tmp_path):
+    Store(tmp_path).close()
+    db = sqlite3.connect(tmp_path / ".rung" / "rung.db")
+    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    db.close()
+    with pytest.raises(StoreError, match="written by a newer rung"):
+        Store(tmp_path)
+
+
+def garbage(db_path: Path) -> None:
+    db_path.write_bytes(bytes(range(7, 107)))
+
+
+def half(db_path: Path) -> None:
+    data = db_path.read_bytes()
+    db_path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize(
+    ("damage", "why"), [(garbage, "file is not a database"), (half, "database disk image is malformed")]
+)
+def test_an_unreadable_store_is_refused_in_one_line_and_left_as_it_is(tmp_path, damage, why):
+    store = Store(tmp_path)
+    run = begin_run(store, TINY / "solutions" / "hang.py")
+    store.add_rung(run, RungResult("load", Status.OK, "x" * 20_000))  # pages beyond the first
+    store.finish(run)
+    store.close()
+    db_path = tmp_path / ".rung" / "rung.db"
+    damage(db_path)
+    damaged = db_path.read_bytes()
+
+    with pytest.raises(StoreError) as caught:
+        Store(tmp_path)
+    assert str(caught.value) == (
+        f"{db_path} is not a readable rung store ({why}); move it aside to start a new store,"
+        " or restore it from a copy"
+    )
+    assert db_path.read_bytes() == damaged
+    assert sorted(p.name for p in (tmp_path / ".rung" / "runs").iterdir()) == ["1"]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "rung", "history", "tiny", "-w", str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"rung: error: {caught.value}\n"
+
+
+def test_a_lost_store_beside_run_folders_is_refused(tmp_path):
+    store = Store(tmp_path)
+    store.finish(begin_run(store, TINY / "solutions" / "hang.py"))
+    store.close()
+    db_path = tmp_path / ".rung" / "rung.db"
+    db_path.unlink()
+    for emptied in (False, True):
+        if emptied:
+            db_path.write_bytes(b"")
+        with pytest.raises(StoreError, match=r"rung.db is missing or empty but .* holds runs"):
+            Store(tmp_path)
+        assert db_path.exists() == emptied
+
+
+def test_a_run_never_reuses_a_folder_the_store_does_not_know(tmp_path):
+    store = Store(tmp_path)
+    (tmp_path / ".rung" / "runs" / "1").mkdir(parents=True)  # left by an older copy of rung.db
+    with pytest.raises(StoreError, match=r"runs/1 already holds a run"):
+        begin_run(store, TINY / "solutions" / "hang.py")
+    assert store.runs() == []

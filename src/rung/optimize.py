@@ -128,12 +128,18 @@ def _budget_reason(budget: Budget, spent: Spent) -> str:
     return ""
 
 
+def resumable(run: Run) -> bool:
+    """A stored run to resume from: one that finished and passed. Not one killed halfway or still
+    climbing (no `finished`), nor one a person stopped (an INTERRUPTED rung: never PASS)."""
+    return run.finished is not None and run.verdict == "PASS"
+
+
 def _start(store: Store, problem: Any, device: Any, start: Path | None, emit: OnEvent) -> Run:
     if start is not None:
         best = runner.climb(store, problem, device, start)
         emit({"event": "start", "run": best.id, "path": str(start), "verdict": best.verdict})
         return best
-    passing = [r for r in store.runs(problem.name) if r.ok and r.finished]
+    passing = [r for r in store.runs(problem.name) if resumable(r)]
     if not passing:
         raise UsageError(
             f"no passing version of {problem.name} in this workspace to resume from: pass --from"

@@ -2,7 +2,13 @@
 
 Problems, solutions (by content hash, with their source), runs and rungs. A run row is written
 when the climb starts and every rung is committed as it ends, so a run killed halfway keeps what
-it did; its `finished` stays empty.
+it did; its `finished` stays empty. A run a person stopped is finished with `interrupted` set.
+
+The schema grows by `MIGRATIONS`, applied in order under one write lock; `PRAGMA user_version`
+counts those applied. A store that cannot be read (not a database, truncated) is refused with a
+StoreError, never replaced. So is a missing or empty `rung.db` beside run folders: numbering runs
+from 1 again would write into folders that hold earlier runs. Nor does a run reuse a folder that
+is already there (an older copy of `rung.db` put back): that run is refused.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +28,9 @@ from rung.spec import Device, Run, RungResult, Solution, Status
 if TYPE_CHECKING:
     from rung.agents import Proposal
 
+BUSY_TIMEOUT_S = 30  # how long an opener or writer waits for another's write lock
+
+# The tables of the first release, before user_version was kept.
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS problems (
     name TEXT PRIMARY KEY, path TEXT NOT NULL, first_seen REAL NOT NULL
@@ -45,7 +55,7 @@ CREATE TABLE IF NOT EXISTS proposals (
     reply TEXT NOT NULL, created REAL NOT NULL
 );
 """
-# Columns added to proposals after its first release, with their types: added where missing.
+# Columns added to proposals after its first release, with their types.
 PROPOSAL_COLUMNS = {
     "run_id": "INTEGER",  # the run its version climbed; NULL for a proposal with no solution
     "round": "INTEGER",
@@ -57,6 +67,70 @@ PROPOSAL_COLUMNS = {
     "ladder_s": "REAL NOT NULL DEFAULT 0",  # wall seconds of its climb
     "gpu_s": "REAL NOT NULL DEFAULT 0",  # seconds of rungs run in a worker on a GPU
 }
+
+
+def _first_schema(db: sqlite3.Connection) -> None:
+    """The tables and proposal columns of every store made before user_version was kept; those
+    stores are at user_version 0 with some or all of this already there, so it adds only what
+    is missing."""
+    _execute(db, SCHEMA_SQL)
+    have = {row[1] for row in db.execute("PRAGMA table_info(proposals)")}
+    for name, kind in PROPOSAL_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE proposals ADD COLUMN {name} {kind}")
+
+
+# Applied in order, each once; append, never edit or reorder, since user_version counts them.
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    _first_schema,
+    "ALTER TABLE runs ADD COLUMN interrupted INTEGER",  # 1 for a run a person stopped
+]
+
+
+def _execute(db: sqlite3.Connection, script: str) -> None:
+    # Statement by statement: executescript commits first, which would let go of the write lock.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def use_wal(db: sqlite3.Connection) -> None:
+    """Put the store in WAL mode (it stays so). The switch needs the file to itself, and sqlite
+    answers "locked" at once rather than wait on the busy timeout (two openers would deadlock):
+    8 processes opening a new store at once failed so 3 times in 160, so it is retried."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Apply the migrations `db` lacks. Under BEGIN IMMEDIATE, so processes opening a new store
+    at once wait on the busy timeout for the first, then find nothing left to do."""
+    if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        done = db.execute("PRAGMA user_version").fetchone()[0]
+        if done > len(MIGRATIONS):
+            raise StoreError(
+                f"{path} was written by a newer rung (schema {done}, this one knows {len(MIGRATIONS)}):"
+                " upgrade rung"
+            )
+        for step in MIGRATIONS[done:]:
+            if isinstance(step, str):
+                _execute(db, step)
+            else:
+                step(db)
+        db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
 
 
 def find_workspace(start: Path | None = None) -> Path:
@@ -74,18 +148,36 @@ def find_workspace(start: Path | None = None) -> Path:
 class Store:
     def __init__(self, workspace: Path) -> None:
         self.root = workspace / ".rung"
+        path = self.root / "rung.db"
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.root / "rung.db", timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA_SQL)
-            have = {row[1] for row in self.db.execute("PRAGMA table_info(proposals)")}
-            with self.db:
-                for name, kind in PROPOSAL_COLUMNS.items():
-                    if name not in have:
-                        self.db.execute(f"ALTER TABLE proposals ADD COLUMN {name} {kind}")
-        except (OSError, sqlite3.Error) as e:
+            if (not path.exists() or path.stat().st_size == 0) and self._has_run_folders():
+                raise StoreError(
+                    f"{path} is missing or empty but {self.root / 'runs'} holds runs: restore rung.db"
+                    " from a copy, or move .rung/runs aside to start a new store"
+                )
+            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        except OSError as e:
             raise StoreError(f"cannot open the store in {self.root}: {e}") from None
+        try:
+            use_wal(self.db)
+            migrate(self.db, path)
+        except BaseException as e:
+            self.db.close()
+            # Exactly DatabaseError is what sqlite3 raises for SQLITE_NOTADB and SQLITE_CORRUPT;
+            # its subclasses are locks, permissions and misuse, which moving the file will not fix.
+            if type(e) is sqlite3.DatabaseError:
+                raise StoreError(
+                    f"{path} is not a readable rung store ({e}); move it aside to start a new store,"
+                    " or restore it from a copy"
+                ) from None
+            if isinstance(e, sqlite3.Error):
+                raise StoreError(f"cannot open the store in {self.root}: {e}") from None
+            raise
+
+    def _has_run_folders(self) -> bool:
+        runs = self.root / "runs"
+        return runs.is_dir() and any(p.name.isdigit() for p in runs.iterdir())
 
     def run_dir(self, run_id: int) -> Path:
         return self.root / "runs" / str(run_id)
@@ -119,8 +211,15 @@ class Store:
                     now,
                 ),
             )
-        run_id = int(cur.lastrowid or 0)
-        os.makedirs(self.run_dir(run_id), exist_ok=True)
+            run_id = int(cur.lastrowid or 0)
+            # In the transaction, so a folder already there takes its run row away with it.
+            try:
+                os.makedirs(self.run_dir(run_id))
+            except FileExistsError:
+                raise StoreError(
+                    f"{self.run_dir(run_id)} already holds a run that {self.root / 'rung.db'} does not know"
+                    " (an older copy of rung.db?): restore the newest rung.db, or move that folder aside"
+                ) from None
         return Run(run_id, problem, solution, device, seed, environment=environment, started=now)
 
     def add_rung(self, run: Run, result: RungResult) -> None:
@@ -152,6 +251,22 @@ class Store:
             self.db.execute(
                 "UPDATE runs SET finished=?, ok=? WHERE id=?", (run.finished, int(run.ok), run.id)
             )
+        self._write_result(run)
+
+    def interrupt(self, run: Run) -> None:
+        """Finish a run a person stopped (Ctrl-C, SIGTERM): `interrupted` set, never ok. The runner
+        records the rung it stopped as INTERRUPTED first; a run stopped between rungs gets a rung
+        `stop` here, so the run's verdict says INTERRUPTED wherever it is read back."""
+        if not any(r.status == Status.INTERRUPTED for r in run.rungs):
+            self.add_rung(run, RungResult("stop", Status.INTERRUPTED, "stopped between rungs"))
+        run.finished = time.time()
+        with self.db:
+            self.db.execute(
+                "UPDATE runs SET finished=?, ok=0, interrupted=1 WHERE id=?", (run.finished, run.id)
+            )
+        self._write_result(run)
+
+    def _write_result(self, run: Run) -> None:
         (self.run_dir(run.id) / "result.json").write_text(json.dumps(run.to_dict(), indent=1, default=str))
 
     def run(self, run_id: int) -> Run:
