@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rung"
-CONTROLLER = ["rung.cli", "rung.api", "rung.runner", "rung.optimize", "rung.mcp_server", "rung.store", "rung.render"]
+CONTROLLER = [
+    "rung.cli",
+    "rung.api",
+    "rung.runner",
+    "rung.optimize",
+    "rung.mcp_server",
+    "rung.store",
+    "rung.render",
+]
 
 
 def _imports(path: Path) -> set[str]:

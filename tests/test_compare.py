@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
+from rung.common.poison import poison, poisoned_allocations, poisoned_mask
 from rung.judge.compare import compare
 from rung.judge.tolerance import Tolerance
-from rung.common.poison import poison, poisoned_allocations, poisoned_mask
 
 FP32 = Tolerance.for_dtype("float32")
 

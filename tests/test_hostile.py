@@ -27,12 +27,17 @@ def _bad(run) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(
     ("solution", "rung", "status", "says"),
     [
-        ("stack_walk.py", "correct", Status.FAILED, "mismatch"),
+        ("stack_walk.py", "correct", Status.FAILED, "elements outside"),
         ("imports_reference.py", "load", Status.FAILED, "uses the problem's reference"),
-        ("patches_builtins.py", "correct", Status.FAILED, "mismatch"),
-        ("patches_builtins.py", "guard", Status.FAILED, "functions_intact: replaced: torch.allclose, torch.equal"),
+        ("patches_builtins.py", "correct", Status.FAILED, "elements outside"),
+        (
+            "patches_builtins.py",
+            "guard",
+            Status.FAILED,
+            "functions_intact: replaced: torch.allclose, torch.equal",
+        ),
         ("forges_channel.py", "run", Status.ERROR, "an answer without the solution process's token"),
-        ("raw_thread.py", "guard", Status.FAILED, "no_stray_threads: 1 thread(s) left running"),
+        ("raw_thread.py", "guard", Status.FAILED, "no_stray_threads: 3 thread(s) left running after 3 calls"),
         ("reused_buffer.py", "guard", Status.FAILED, "fresh_output: the second call's output shares memory"),
     ],
 )
@@ -88,7 +93,7 @@ def test_a_kernelbench_solution_built_on_the_reference_fails(climb, solution):
 
 def test_an_exception_in_the_problem_is_the_problems_fault(climb):
     bad = FIXTURES / "bad_problems" / "reference_raises"
-    with pytest.raises(ProblemError, match="reference_raises.*ValueError: this reference cannot handle"):
+    with pytest.raises(ProblemError, match=r"reference_raises.*ValueError: this reference cannot handle"):
         climb(bad, TINY / "solutions" / "good.py")
 
 

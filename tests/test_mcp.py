@@ -131,7 +131,7 @@ def test_context_search_answers_what_the_cli_prints(server, workspace):
 
 def test_read_artifact_reads_only_inside_the_workspace(server, checked, workspace):
     assert json.loads(server.text("read_artifact", path=".rung/runs/1/result.json"))["id"] == 1
-    inside = workspace / ".rung" / "runs" / "2" / "worker.stderr.log"
+    inside = workspace / ".rung" / "runs" / "2" / "logs" / "judge.stderr.log"
     assert server.text("read_artifact", path=str(inside)) == inside.read_text()
     outside = workspace.parent / "outside.txt"
     outside.write_text("secret\n")

@@ -56,8 +56,8 @@ def _policy(warmup_s: float) -> timing.Policy:
 def device_log(monkeypatch):
     """What the warm-up asks of the device, in order, with the CUDA calls recorded instead."""
     log: list[str] = []
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda: log.append("sync"))
-    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append("spin"))
+    monkeypatch.setattr(timing, "_synchronize", lambda: log.append("sync"))
+    monkeypatch.setattr(timing, "_sleep", lambda cycles: log.append("spin"))
     return log
 
 
@@ -83,3 +83,11 @@ def test_warm_up_then_loads_the_device_the_way_samples_are_taken(device_log):
     assert loaded[-1] == "sync"
     assert loaded.count("sync") < loaded.count("call")
     assert 1e-3 <= host_s < 0.05
+
+
+def test_timing_uses_the_functions_it_captured_before_any_solution(monkeypatch):
+    """A solution that replaces torch's timers does not change what rung measures with."""
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, end: 1e-6)
+    assert timing._synchronize is not torch.cuda.synchronize
+    assert timing._elapsed is not torch.cuda.Event.elapsed_time

@@ -26,6 +26,7 @@ pre-release and does not expose scoped signals (ABI 6), which is the signal boun
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -236,7 +237,7 @@ def _threads() -> int:
         return 1
 
 
-def confine_self(read: list[Path], write: list[Path]) -> Confinement:
+def confine_self(read: list[Path], write: list[Path], other_threads: bool = False) -> Confinement:
     """Confine this process and every process it starts from now on; say what was applied.
 
     It may read (files, directories, execute) beneath `read` and the system paths (/usr, /lib,
@@ -246,7 +247,9 @@ def confine_self(read: list[Path], write: list[Path]) -> Confinement:
     (no rule made now can name it). It may not ptrace, signal or connect by abstract unix socket
     to any process outside its domain. A missing path, or one Landlock refuses, is skipped (it
     stays closed). Files already open stay usable: call it before opening anything it should not
-    keep. Landlock confines the calling thread only, so a second live thread raises RuntimeError.
+    keep. Landlock confines the calling thread only (and the threads and processes it starts
+    later), so a second live thread raises RuntimeError, unless `other_threads` says they are
+    not the solution's (a profiler's injected thread).
     Callers point HOME, TMPDIR and caches (TRITON_CACHE_DIR) at a `write` path, and grant the C
     compiler's folder where it is outside /usr (Triton builds its launcher with it: /opt/gcc).
     """
@@ -255,7 +258,7 @@ def confine_self(read: list[Path], write: list[Path]) -> Confinement:
         no = f"not confined: {why}"
         return Confinement(landlock_abi=0, filesystem=no, signals=no, ptrace=no)
     threads = _threads()
-    if threads > 1:
+    if threads > 1 and not other_threads:
         raise RuntimeError(f"confine_self confines one thread and this process has {threads}")
     handled = _handled_fs(abi)
     scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
@@ -356,26 +359,54 @@ def _signal(pid: int, sig: int) -> bool:
 
 def kill_tree(pid: int) -> int:
     """SIGKILL every descendant of `pid` (not `pid` itself); returns how many were killed.
+    kill_tree(os.getpid()) in a subreaper ends every process it has started, the candidate's own
+    included."""
+    return kill_processes(descendants(pid))
+
+
+def kill_processes(pids: list[int]) -> int:
+    """SIGKILL these processes and every descendant of theirs; returns how many were killed.
 
     Each is stopped first, scanning until no new one appears, so none can fork while the tree is
     being killed; then all are killed, and those that are this process's children are reaped
     (waiting up to 2 s for each: one stuck in the driver may take longer and stays a zombie).
-    kill_tree(os.getpid()) in a subreaper ends every process it has started, the candidate's own
-    included.
     """
     stopped: list[int] = []
     for _ in range(1000):
         seen = set(stopped)
-        new = [p for p in descendants(pid) if p not in seen]
+        new = [p for root in pids for p in (root, *descendants(root)) if p not in seen]
         if not new:
             break
-        stopped += [p for p in new if _signal(p, signal.SIGSTOP)]
+        stopped += [p for p in dict.fromkeys(new) if _signal(p, signal.SIGSTOP)]
     killed = [p for p in stopped if _signal(p, signal.SIGKILL)]
     for p in killed:
-        deadline = time.monotonic() + 2.0
-        try:
-            while os.waitpid(p, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
-                time.sleep(0.005)
-        except ChildProcessError:
-            pass  # not our child: its own parent reaps it
+        _reap(p)
     return len(killed)
+
+
+def _reap(pid: int) -> None:
+    deadline = time.monotonic() + 2.0
+    try:
+        while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
+            time.sleep(0.005)
+    except ChildProcessError:
+        pass  # not our child: its own parent reaps it
+
+
+def reap_zombies() -> int:
+    """Reap this process's children that have ended and that nobody waited for (the orphans a
+    subreaper inherits and kills end up so); returns how many."""
+    me, count = os.getpid(), 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+        if state == "Z" and int(ppid) == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(name), os.WNOHANG)
+                count += 1
+    return count

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rung import confine, knobs
+from rung.common.channel import Channel, ChannelClosed, ChannelTimeout
 from rung.common.logcap import CappedLog, tail_text
 from rung.errors import WorkerError
-from rung.common.channel import Channel, ChannelClosed, ChannelTimeout
 
 
 class WorkerCrashed(WorkerError):

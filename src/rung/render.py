@@ -19,6 +19,7 @@ STYLE = {
     Status.FAILED: ("✗", "red"),
     Status.ERROR: ("!", "red"),
     Status.TIMEOUT: ("⧗", "red"),
+    Status.INTERRUPTED: ("■", "yellow"),
     Status.SKIPPED: ("-", "dim"),
 }
 

@@ -7,7 +7,6 @@ rung that can still tell something starts a fresh worker.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -20,13 +19,13 @@ from typing import Any
 
 from rung import confine, devices, knobs
 from rung.errors import ProblemError, UsageError
+from rung.judge_process import Worker, WorkerCrashed, WorkerTimedOut
 from rung.ladder import LADDER, RungSpec
 from rung.roofline import roofline
 from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
 from rung.store import Store
 from rung.trace import trace
-from rung.judge_process import Worker, WorkerCrashed, WorkerTimedOut
 
 JUDGE_GRACE_S = 600.0
 
@@ -172,11 +171,8 @@ def on_sigterm() -> None:
 def _kill_orphans(before: set[int]) -> None:
     """Kill what a candidate left behind that reached the controller (a subreaper): processes
     below this one that were not there when the climb began."""
-    for pid in confine.descendants(os.getpid()):
-        if pid not in before:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, os.WNOHANG)
+    confine.kill_processes([p for p in confine.descendants(os.getpid()) if p not in before])
+    confine.reap_zombies()
 
 
 def skipped_rungs() -> set[str]:

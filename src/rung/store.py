@@ -190,9 +190,13 @@ class Store:
         device: Device,
         seed: int,
         environment: dict[str, str],
+        source: str | None = None,
     ) -> Run:
+        """A new run, its solution stored with `source` (the bytes that will run; read from the
+        solution's path when not given)."""
         now = time.time()
-        source = Path(solution.path).read_text(errors="replace")
+        if source is None:
+            source = Path(solution.path).read_text(errors="replace")
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO problems VALUES (?, ?, ?)", (problem, problem_path, now))
             self.db.execute(

@@ -10,6 +10,7 @@ the marker that follows the call in its stream started (a side stream the call n
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable
@@ -148,7 +149,7 @@ def left_running(events: list[dict[str, Any]]) -> dict[str, Any]:
         else:
             owner[id(holder)].append(work)
     late = 0
-    for r, following in zip(ranges, ranges[1:], strict=False):
+    for r, following in itertools.pairwise(ranges):
         if r.get("name") != CALL or following.get("name") != HARNESS or not owner[id(following)]:
             continue
         mark = min(float(w["ts"]) for w in owner[id(following)])

@@ -14,6 +14,7 @@ Meta tensors (shapes without data, for building kernels ahead of time) carry no 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 from dataclasses import dataclass
@@ -91,10 +92,13 @@ class Exporter:
         return key, {"kind": "cpu", "path": str(path)}
 
     def free(self, key: int) -> None:
+        """Forget a buffer; its file goes too (the judge's mapping, if any, stays valid)."""
         self.buffers.pop(key, None)
         mm = self._maps.pop(key, None)
         if mm is not None:
-            mm.close()
+            with contextlib.suppress(BufferError):
+                mm.close()  # a tensor still viewing it keeps the mapping alive instead
+            (self.shm_dir / f"buf{key}").unlink(missing_ok=True)
 
 
 def open_buffer(spec: TensorSpec, handle: dict[str, Any]) -> torch.Tensor:
@@ -129,7 +133,7 @@ def _map_file(path: Path, spec: TensorSpec, create: bool) -> tuple[torch.Tensor,
 
 def _cuda_handle(t: torch.Tensor) -> dict[str, Any]:
     storage = t.untyped_storage()
-    device, handle, size, offset, rc_handle, rc_offset, event, sync = storage._share_cuda_()  # type: ignore[attr-defined]
+    device, handle, size, offset, rc_handle, rc_offset, event, sync = storage._share_cuda_()
     return {
         "device": int(device),
         "handle": handle.hex(),

@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from rung.judge.tolerance import Tolerance
 from rung.common.poison import poisoned_mask
+from rung.judge.tolerance import Tolerance
 
 FIRST_MISMATCHES = 5
 

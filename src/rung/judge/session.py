@@ -8,9 +8,7 @@ only here; solution code never does.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +48,8 @@ class Session:
         self._problem: LoadedProblem | None = None
         self._solution: SolutionProcess | None = None
         self._builder: SolutionProcess | None = None
+        if self.source is not None:
+            self.solution.launch()  # its start-up overlaps the judge's own imports
 
     @property
     def problem(self) -> LoadedProblem:
@@ -69,8 +69,8 @@ class Session:
     def _start(self, interpret: bool) -> dict[str, Any]:
         side = self.problem.solution_side(self.run_dir / "lib")
         scratch = self.run_dir / "solution"
-        caches = [Path(p) for p in _caches()]
         env = confine.allowed_environment(os.environ)
+        caches = [Path(p) for p in _caches(env)]
         src = str(Path(__file__).resolve().parents[2])
         env.update(
             PYTHONPATH=src,
@@ -83,7 +83,7 @@ class Session:
             **side,
             "source": str(self.source),
             "scratch": str(scratch),
-            "shm_dir": str(Path("/dev/shm") / f"rung-{os.getpid()}-{'i' if interpret else 'b'}"),
+            "shm_dir": "",  # one per process, chosen when it starts
             "caches": [str(c) for c in caches] + [str(scratch / "tmp"), str(scratch / "home")],
             "cpu_memory_mb": int(self.hello.get("cpu_memory_mb", 0)),
             "interpret": interpret,
@@ -95,6 +95,7 @@ class Session:
     def profile_start(self) -> dict[str, Any]:
         """The start message of a solution process run under Nsight Compute."""
         start = self._start(interpret=False)
+        start["shm_dir"] = start["scratch"]
         for folder in (start["scratch"], *start["caches"]):
             Path(folder).mkdir(parents=True, exist_ok=True)
         return start
@@ -163,11 +164,8 @@ class Session:
         keep = {p.proc.pid for p in (self._solution, self._builder) if p is not None and p.proc is not None}
         for pid in list(keep):
             keep.update(confine.descendants(pid))
-        for pid in confine.descendants(os.getpid()):
-            if pid not in keep:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, os.WNOHANG)
+        confine.kill_processes([p for p in confine.descendants(os.getpid()) if p not in keep])
+        confine.reap_zombies()
 
     def close(self) -> None:
         for proc in (self._solution, self._builder):
@@ -176,10 +174,10 @@ class Session:
         confine.kill_tree(os.getpid())
 
 
-def _caches() -> list[str]:
+def _caches(env: dict[str, str]) -> list[str]:
     """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
     home = Path.home()
-    triton = os.environ.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache")
+    triton = env.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache")
     return [triton, str(home / ".nv")]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,9 +68,18 @@ class SolutionProcess:
     def stderr_path(self) -> Path:
         return self.log_dir / "solution.stderr.log"
 
-    def _spawn(self) -> None:
+    def launch(self) -> None:
+        """Start the process without waiting for it: it imports torch and confines itself while
+        the judge gets on with its own work. The first request waits for it to be ready."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._launch()
+
+    def _launch(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for folder in (self.start["scratch"], self.start["shm_dir"], *self.start.get("caches", [])):
+        # A folder of shared buffers per process: a crashed one's leftovers never collide.
+        self.shm_dir = Path("/dev/shm") / f"rung-{os.getpid()}-{secrets.token_hex(6)}"
+        self.start["shm_dir"] = str(self.shm_dir)
+        for folder in (self.start["scratch"], self.shm_dir, *self.start.get("caches", [])):
             Path(folder).mkdir(parents=True, exist_ok=True)
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -91,11 +101,17 @@ class SolutionProcess:
         self.channel = Channel(res_r, req_w)
         self.token = secrets.token_hex(16)
         self.channel.send({k: v for k, v in self.start.items() if k != "env"} | {"token": self.token})
-        self.ready = self._receive(START_TIMEOUT_S)
+        self.ready = {}
+
+    def _spawn(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            self._launch()
+        if not self.ready:
+            self.ready = self._receive(START_TIMEOUT_S)
 
     def request(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Ask for `op`; its answer, or SolutionCrashed / SolutionTimedOut."""
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None or self.proc.poll() is not None or not self.ready:
             self._spawn()
         assert self.channel is not None
         try:
@@ -204,6 +220,9 @@ class SolutionProcess:
         self._forget()
 
     def _forget(self) -> None:
+        self.ready = {}
+        if getattr(self, "shm_dir", None) is not None:
+            shutil.rmtree(self.shm_dir, ignore_errors=True)
         if self.channel is not None:
             self.channel.close()
         for log in getattr(self, "_logs", []):

@@ -51,7 +51,7 @@ class _Forbidden(importlib.abc.MetaPathFinder):
         self.names = names
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
-        if fullname in self.names or fullname.split(".")[0] == "rung" and ".judge" in fullname:
+        if fullname in self.names or (fullname.split(".")[0] == "rung" and ".judge" in fullname):
             raise ReferenceImport(
                 f"{fullname} belongs to the judge: a solution may not import the problem's reference"
             )

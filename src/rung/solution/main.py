@@ -17,6 +17,7 @@ Requests: alloc, free (shared buffers), load, call, bench, compile, harm.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import sysconfig
 import time
@@ -36,7 +37,15 @@ def readable_paths(start: dict[str, Any]) -> list[Path]:
     paths.add(str(Path(rung.__file__).resolve().parents[1]))
     paths.add(start["source"])
     paths |= set(start.get("lib_dirs") or [])
+    paths |= compiler_dirs()
     return sorted(Path(p) for p in paths if p)
+
+
+def compiler_dirs() -> set[str]:
+    """Where the C compiler lives (Triton builds its launcher with it; some images keep it
+    outside /usr, as /opt/gcc)."""
+    found = {shutil.which("cc") or "", shutil.which("gcc") or ""}
+    return {str(Path(p).resolve().parents[1]) for p in found if p}
 
 
 def writable_paths(start: dict[str, Any]) -> list[Path]:

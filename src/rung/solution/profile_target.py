@@ -25,7 +25,13 @@ def main(argv: list[str]) -> int:
     confine.die_with_parent()
     start = json.loads(Path(argv[0]).read_text())
     if start.get("confine", True):
-        confine.confine_self([*readable_paths(start), Path(argv[0])], [*writable_paths(start), Path("/tmp")])
+        # ncu's injected library runs a thread of its own before main: the solution, on this
+        # thread and the threads it starts, is confined; ncu's thread is ncu's.
+        confine.confine_self(
+            [*readable_paths(start), Path(argv[0])],
+            [*writable_paths(start), Path("/tmp")],
+            other_threads=True,
+        )
     import torch
 
     from rung.solution.harness import Harness

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rung.common.loader import import_file
 from rung.errors import ProblemError
 from rung.spec import Problem
 

@@ -23,10 +23,11 @@ from typing import Any
 
 import yaml
 
-from rung.errors import ProblemError
-from rung.judge.formats.base import LoadedProblem, case_list, import_file
+from rung.common.loader import import_file
 from rung.common.poison import poison
 from rung.common.trees import clone_tree, leaves
+from rung.errors import ProblemError
+from rung.judge.formats.base import LoadedProblem, case_list
 
 SUBMISSION = "@SUBMISSION@"
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import torch
 
+from rung.common.loader import import_file
 from rung.errors import ProblemError
-from rung.judge.formats.base import LoadedProblem, import_file
+from rung.judge.formats.base import LoadedProblem
 
 WEIGHT_SEED = 42
 

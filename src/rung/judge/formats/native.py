@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rung.common.loader import import_file
 from rung.errors import ProblemError
-from rung.judge.formats.base import LoadedProblem, case_list, import_file
+from rung.judge.formats.base import LoadedProblem, case_list
 
 
 class NativeProblem(LoadedProblem):

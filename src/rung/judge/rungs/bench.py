@@ -36,7 +36,6 @@ from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
 from rung.judge.rungs.correct import check_inputs, judge_outputs, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
-from rung.judge.rungs.outputs import tensors
 from rung.spec import RungResult, Status
 from rung.stats import geomean, ratio
 

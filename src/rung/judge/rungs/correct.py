@@ -17,8 +17,8 @@ from rung import knobs
 from rung.judge.compare import Comparison, compare
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.judge.rungs.outputs import matched
-from rung.spec import RungResult, Status
 from rung.judge.tolerance import Tolerance
+from rung.spec import RungResult, Status
 
 
 def trial_seed(base: int, case_index: int, trial: int) -> int:

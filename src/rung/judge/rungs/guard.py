@@ -14,13 +14,13 @@ from typing import Any
 import torch
 
 from rung import backends
+from rung.common.poison import poisoned_mask
+from rung.common.trees import clone_tree, leaves
 from rung.judge.compare import compare
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched, tensors
-from rung.spec import Backend, RungResult, Status
 from rung.judge.tolerance import Tolerance
-from rung.common.poison import poisoned_mask
-from rung.common.trees import clone_tree, leaves
+from rung.spec import Backend, RungResult, Status
 
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
