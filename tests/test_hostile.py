@@ -37,7 +37,7 @@ def _bad(run) -> list[tuple[str, str]]:
             "functions_intact: replaced: torch.allclose, torch.equal",
         ),
         ("forges_channel.py", "run", Status.ERROR, "an answer without the solution process's token"),
-        ("raw_thread.py", "guard", Status.FAILED, "no_stray_threads: 3 thread(s) left running after 3 calls"),
+        ("raw_thread.py", "guard", Status.FAILED, "thread(s) left running after 3 calls"),
         ("reused_buffer.py", "guard", Status.FAILED, "fresh_output: the second call's output shares memory"),
     ],
 )

@@ -237,7 +237,9 @@ def _threads() -> int:
         return 1
 
 
-def confine_self(read: list[Path], write: list[Path], other_threads: bool = False) -> Confinement:
+def confine_self(
+    read: list[Path], write: list[Path], other_threads: bool = False, scopes: bool = True
+) -> Confinement:
     """Confine this process and every process it starts from now on; say what was applied.
 
     It may read (files, directories, execute) beneath `read` and the system paths (/usr, /lib,
@@ -249,7 +251,8 @@ def confine_self(read: list[Path], write: list[Path], other_threads: bool = Fals
     stays closed). Files already open stay usable: call it before opening anything it should not
     keep. Landlock confines the calling thread only (and the threads and processes it starts
     later), so a second live thread raises RuntimeError, unless `other_threads` says they are
-    not the solution's (a profiler's injected thread).
+    not the solution's (a profiler's injected thread). `scopes=False` leaves signals and abstract
+    unix sockets open: Nsight Compute reaches the process it profiles through them.
     Callers point HOME, TMPDIR and caches (TRITON_CACHE_DIR) at a `write` path, and grant the C
     compiler's folder where it is outside /usr (Triton builds its launcher with it: /opt/gcc).
     """
@@ -261,7 +264,7 @@ def confine_self(read: list[Path], write: list[Path], other_threads: bool = Fals
     if threads > 1 and not other_threads:
         raise RuntimeError(f"confine_self confines one thread and this process has {threads}")
     handled = _handled_fs(abi)
-    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
+    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 and scopes else 0
     attr = _RulesetAttr(handled_access_fs=handled, handled_access_net=0, scoped=scoped)
     size = 8 if abi < 4 else 16 if abi < 6 else ctypes.sizeof(attr)  # the struct this ABI knows
     create, _, restrict = _SYSCALLS[os.uname().machine]
@@ -281,7 +284,13 @@ def confine_self(read: list[Path], write: list[Path], other_threads: bool = Fals
     except OSError as e:
         no = f"not confined: {e.strerror}"
         return Confinement(landlock_abi=abi, filesystem=no, signals=no, ptrace=no)
-    signals = "landlock scope" if abi >= 6 else f"not confined: Landlock ABI {abi} < 6"
+    signals = (
+        "landlock scope"
+        if scoped
+        else "not confined: left open for a profiler"
+        if abi >= 6
+        else f"not confined: Landlock ABI {abi} < 6"
+    )
     return Confinement(landlock_abi=abi, filesystem="landlock", signals=signals, ptrace="landlock")
 
 

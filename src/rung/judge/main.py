@@ -29,10 +29,11 @@ def main(argv: list[str]) -> int:
     channel = Channel(int(argv[0]), int(argv[1]))
     hello = channel.recv()
     token = hello.pop("token")
+    early = _launch_solution(hello)
 
     from rung.judge.session import Session
 
-    session = Session(hello)
+    session = Session(hello, early)
     try:
         while True:
             try:
@@ -44,6 +45,20 @@ def main(argv: list[str]) -> int:
             channel.send({"token": token, "result": result})
     finally:
         session.close()
+
+
+def _launch_solution(hello: dict[str, Any]) -> Any:
+    """Start the solution process before this one imports torch, so the two start-ups overlap."""
+    if hello.get("source") is None:
+        return None
+    from pathlib import Path
+
+    from rung.judge.solution_process import SolutionProcess
+    from rung.judge.start import solution_start, write_source
+
+    proc = SolutionProcess(solution_start(hello, write_source(hello), True), Path(hello["run_dir"]) / "logs")
+    proc.launch()
+    return proc
 
 
 def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from rung.errors import ProblemError
 from rung.judge.formats import LoadedProblem, load_problem
 from rung.judge.rungs.outputs import tensors
 from rung.judge.solution_process import Placed, SolutionProcess
+from rung.judge.start import solution_start, write_source
 
 
 class SolutionRaised(Exception):
@@ -37,19 +38,19 @@ class Called:
 
 
 class Session:
-    def __init__(self, hello: dict[str, Any]) -> None:
+    def __init__(self, hello: dict[str, Any], solution: SolutionProcess | None = None) -> None:
         self.hello = hello
         self.problem_path = Path(hello["problem"])
         self.run_dir = Path(hello.get("run_dir") or ".")
         self.seed = int(hello.get("seed", 0))
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.timeout_s = 120.0  # per request to the solution process; each rung sets its own
-        self.source = self._write_source(hello) if hello.get("source") is not None else None
+        self.source = Path(solution.start["source"]) if solution else None
+        if self.source is None and hello.get("source") is not None:
+            self.source = write_source(hello)
         self._problem: LoadedProblem | None = None
-        self._solution: SolutionProcess | None = None
+        self._solution = solution
         self._builder: SolutionProcess | None = None
-        if self.source is not None:
-            self.solution.launch()  # its start-up overlaps the judge's own imports
 
     @property
     def problem(self) -> LoadedProblem:
@@ -57,53 +58,24 @@ class Session:
             self._problem = load_problem(self.problem_path)
         return self._problem
 
-    def _write_source(self, hello: dict[str, Any]) -> Path:
-        """The solution's bytes, as the controller read, hashed and stored them, in a file the
-        solution process may read but not change."""
-        folder = self.run_dir / "source"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / str(hello.get("solution_name") or "solution.py")
-        path.write_text(str(hello["source"]))
-        return path
-
-    def _start(self, interpret: bool) -> dict[str, Any]:
-        side = self.problem.solution_side(self.run_dir / "lib")
-        scratch = self.run_dir / "solution"
-        env = confine.allowed_environment(os.environ)
-        caches = [Path(p) for p in _caches(env)]
-        src = str(Path(__file__).resolve().parents[2])
-        env.update(
-            PYTHONPATH=src,
-            PYTHONUNBUFFERED="1",
-            TMPDIR=str(scratch / "tmp"),
-            HOME=str(scratch / "home"),
-            TRITON_CACHE_DIR=str(caches[0]),
-        )
-        return {
-            **side,
-            "source": str(self.source),
-            "scratch": str(scratch),
-            "shm_dir": "",  # one per process, chosen when it starts
-            "caches": [str(c) for c in caches] + [str(scratch / "tmp"), str(scratch / "home")],
-            "cpu_memory_mb": int(self.hello.get("cpu_memory_mb", 0)),
-            "interpret": interpret,
-            "confine": bool(self.hello.get("confine", True)),
-            "warm_profiler": interpret and self.device == "cuda",
-            "env": env,
-        }
+    def _process(self, proc: SolutionProcess | None, interpret: bool, logs: Path) -> SolutionProcess:
+        """`proc`, or a new solution process; told the format's side before its first request."""
+        assert self.source is not None
+        proc = proc or SolutionProcess(solution_start(self.hello, self.source, interpret), logs)
+        if not proc.side:
+            proc.side = self.problem.solution_side(self.run_dir / "lib")
+        return proc
 
     def profile_start(self) -> dict[str, Any]:
         """The start message of a solution process run under Nsight Compute."""
-        start = self._start(interpret=False)
-        start["shm_dir"] = start["scratch"]
-        for folder in (start["scratch"], *start["caches"]):
-            Path(folder).mkdir(parents=True, exist_ok=True)
+        assert self.source is not None
+        start = solution_start(self.hello, self.source, interpret=False)
+        start.update(self.problem.solution_side(self.run_dir / "lib"), shm_dir=start["scratch"])
         return start
 
     @property
     def solution(self) -> SolutionProcess:
-        if self._solution is None:
-            self._solution = SolutionProcess(self._start(interpret=True), self.run_dir / "logs")
+        self._solution = self._process(self._solution, True, self.run_dir / "logs")
         return self._solution
 
     @property
@@ -112,8 +84,7 @@ class Session:
         interpreting; on a GPU the solution process itself."""
         if self.device == "cuda":
             return self.solution
-        if self._builder is None:
-            self._builder = SolutionProcess(self._start(interpret=False), self.run_dir / "logs" / "build")
+        self._builder = self._process(self._builder, False, self.run_dir / "logs" / "build")
         return self._builder
 
     def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
@@ -172,13 +143,6 @@ class Session:
             if proc is not None:
                 proc.close()
         confine.kill_tree(os.getpid())
-
-
-def _caches(env: dict[str, str]) -> list[str]:
-    """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
-    home = Path.home()
-    triton = env.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache")
-    return [triton, str(home / ".nv")]
 
 
 def _float64(t: torch.Tensor) -> torch.Tensor:

@@ -18,16 +18,17 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from rung.common.channel import Channel, ChannelClosed, ChannelTimeout
 from rung.common.logcap import CappedLog, tail_text
 from rung.common.messages import CallReport
-from rung.common.shm import TensorSpec, open_buffer
-from rung.common.trees import encode, leaves
 from rung.errors import WorkerError
+
+if TYPE_CHECKING:  # torch is imported where buffers are handled: starting a process needs none
+    import torch
+
+    from rung.common.shm import TensorSpec
 
 START_TIMEOUT_S = 600.0  # importing torch on a loaded machine; not part of any rung's limit
 
@@ -62,6 +63,7 @@ class SolutionProcess:
         self.channel: Channel | None = None
         self.token = ""
         self.ready: dict[str, Any] = {}
+        self.side: dict[str, Any] = {}  # the format's part (entry point, reference names), sent once ready
         self.last_harm: dict[str, Any] = {}
 
     @property
@@ -108,6 +110,9 @@ class SolutionProcess:
             self._launch()
         if not self.ready:
             self.ready = self._receive(START_TIMEOUT_S)
+            assert self.channel is not None
+            self.channel.send({"op": "configure", "params": self.side})
+            self._receive(START_TIMEOUT_S)
 
     def request(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Ask for `op`; its answer, or SolutionCrashed / SolutionTimedOut."""
@@ -155,6 +160,8 @@ class SolutionProcess:
         self, specs: list[TensorSpec], timeout_s: float = 120
     ) -> tuple[list[int], list[torch.Tensor]]:
         """New buffers in the solution process, and the judge's view of each."""
+        from rung.common.shm import open_buffer
+
         if not specs:
             return [], []
         answer = self.request("alloc", {"specs": [s.to_dict() for s in specs]}, timeout_s)
@@ -164,6 +171,9 @@ class SolutionProcess:
 
     def place(self, inputs: Any) -> Placed:
         """`inputs` copied into new buffers of the solution process."""
+        from rung.common.shm import TensorSpec
+        from rung.common.trees import encode, leaves
+
         tensors = leaves(inputs)
         ids, local = self.allocate([TensorSpec.of(t) for t in tensors])
         for view, t in zip(local, tensors, strict=True):
@@ -176,6 +186,8 @@ class SolutionProcess:
 
     def refill(self, placed: Placed, inputs: Any) -> None:
         """New values written into the same buffers (same addresses in the solution process)."""
+        from rung.common.trees import leaves
+
         for view, t in zip(placed.local, leaves(inputs), strict=True):
             view.copy_(t)
         _sync(placed.local)
@@ -241,6 +253,8 @@ class SolutionProcess:
 
 def _sync(views: list[torch.Tensor]) -> None:
     if any(v.is_cuda for v in views):
+        import torch
+
         torch.cuda.synchronize()
 
 

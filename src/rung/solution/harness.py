@@ -61,10 +61,10 @@ class _Forbidden(importlib.abc.MetaPathFinder):
 class Harness:
     def __init__(self, start: dict[str, Any]) -> None:
         self.source = Path(start["source"])
-        self.entry_name = str(start["entry"])
-        self.format = str(start.get("format", "native"))
-        self.init_inputs = list(start.get("init_inputs") or [])
-        self.reference_names = set(start.get("reference_names") or [])
+        self.entry_name = "custom_kernel"
+        self.format = "native"
+        self.init_inputs: list[Any] = []
+        self.reference_names: set[str] = set()
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.exporter = Exporter(Path(start["shm_dir"]))
         self.launches = _launch_counter()
@@ -75,8 +75,18 @@ class Harness:
         ] = []  # held until the next call, so its memory cannot be handed out again
         self._module: Any = None
         self._entry: Any = None
-        sys.meta_path.insert(0, _Forbidden(set(start.get("forbidden_modules") or [])))
-        for folder in start.get("lib_dirs") or []:
+        if "entry" in start:  # a start message that carries the format's side too
+            self.configure(start)
+
+    def configure(self, side: dict[str, Any]) -> None:
+        """The format's side, before the solution is imported: its entry point, the reference's
+        names and modules it may not use, the folders of helpers it shares."""
+        self.entry_name = str(side.get("entry", "custom_kernel"))
+        self.format = str(side.get("format", "native"))
+        self.init_inputs = list(side.get("init_inputs") or [])
+        self.reference_names = set(side.get("reference_names") or [])
+        sys.meta_path.insert(0, _Forbidden(set(side.get("forbidden_modules") or [])))
+        for folder in side.get("lib_dirs") or []:
             sys.path.insert(0, str(folder))
 
     @property

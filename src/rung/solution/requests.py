@@ -28,6 +28,9 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
         for key in params["ids"]:
             harness.exporter.free(int(key))
         return {}
+    if op == "configure":
+        harness.configure(params)
+        return {}
     if op == "load":
         return load(harness)
     if op == "call":

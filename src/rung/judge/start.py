@@ -1,0 +1,60 @@
+"""The start message of a solution process: what it may read and write, and its environment.
+
+Torch-free, so the judge can start its solution process before importing torch itself, and the
+two start-ups overlap. What the format tells the solution (its entry point, the reference's
+names it may not use, the helpers it shares) comes later, with `configure`: the problem must be
+loaded to know it, and the solution process is already starting by then.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from rung import confine
+
+
+def write_source(hello: dict[str, Any]) -> Path:
+    """The solution's bytes, as the controller read, hashed and stored them, in a file the
+    solution process may read but not change."""
+    folder = Path(hello["run_dir"]) / "source"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / str(hello.get("solution_name") or "solution.py")
+    path.write_text(str(hello["source"]))
+    return path
+
+
+def solution_start(hello: dict[str, Any], source: Path, interpret: bool) -> dict[str, Any]:
+    run_dir = Path(hello["run_dir"])
+    scratch = run_dir / "solution"
+    lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
+    env = confine.allowed_environment(os.environ)
+    caches = _caches(env)
+    env.update(
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+        PYTHONUNBUFFERED="1",
+        TMPDIR=str(scratch / "tmp"),
+        HOME=str(scratch / "home"),
+        TRITON_CACHE_DIR=caches[0],
+    )
+    for folder in (lib, scratch / "tmp", scratch / "home"):
+        folder.mkdir(parents=True, exist_ok=True)
+    return {
+        "source": str(source),
+        "scratch": str(scratch),
+        "lib_dirs": [str(lib)],
+        "shm_dir": "",  # one per process, chosen when it starts
+        "caches": [*caches, str(scratch / "tmp"), str(scratch / "home")],
+        "cpu_memory_mb": int(hello.get("cpu_memory_mb", 0)),
+        "interpret": interpret,
+        "confine": bool(hello.get("confine", True)),
+        "warm_profiler": interpret,  # on a GPU only
+        "env": env,
+    }
+
+
+def _caches(env: dict[str, str]) -> list[str]:
+    """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
+    home = Path.home()
+    return [env.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache"), str(home / ".nv")]
