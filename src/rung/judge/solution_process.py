@@ -64,6 +64,7 @@ class SolutionProcess:
         self.token = ""
         self.ready: dict[str, Any] = {}
         self.side: dict[str, Any] = {}  # the format's part (entry point, reference names), sent once ready
+        self._unused: list[int] = []  # buffers to free, sent with the next request
         self.last_harm: dict[str, Any] = {}
 
     @property
@@ -120,7 +121,8 @@ class SolutionProcess:
             self._spawn()
         assert self.channel is not None
         try:
-            self.channel.send({"op": op, "params": params})
+            self.channel.send({"op": op, "params": params, "free": self._unused})
+            self._unused = []
         except (BrokenPipeError, OSError):
             raise self._crashed() from None
         answer = self._receive(timeout_s)
@@ -193,8 +195,9 @@ class SolutionProcess:
         _sync(placed.local)
 
     def free(self, ids: list[int]) -> None:
-        if ids and self.proc is not None and self.proc.poll() is None:
-            self.request("free", {"ids": ids}, 60)
+        """Buffers no longer needed: freed with the next request (no round trip of their own)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self._unused.extend(ids)
 
     def call(
         self, placed: Placed, expected: list[TensorSpec], timeout_s: float, suppress: bool = False
@@ -233,6 +236,7 @@ class SolutionProcess:
 
     def _forget(self) -> None:
         self.ready = {}
+        self._unused = []
         if getattr(self, "shm_dir", None) is not None:
             shutil.rmtree(self.shm_dir, ignore_errors=True)
         if self.channel is not None:

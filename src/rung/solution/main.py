@@ -11,7 +11,8 @@ write only its scratch folders, signal and trace no process outside itself. It h
 reference, no expected value, no seed and no verdict: every answer is a figure or a description
 of what the solution did, as JSON, and the judge decides.
 
-Requests: alloc, free (shared buffers), load, call, bench, compile, harm.
+Requests: alloc (shared buffers), configure, load, call, bench, compile, harm; each may carry
+buffers to free first.
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ def main(argv: list[str]) -> int:
         except ChannelClosed:
             return 0
         began = time.perf_counter()
+        for key in request.get("free", []):
+            harness.exporter.free(int(key))
         result = handle(harness, warmup, request["op"], request.get("params", {}))
         result["seconds"] = round(time.perf_counter() - began, 4)
         channel.send({"token": token, "result": result})

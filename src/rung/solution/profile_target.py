@@ -24,15 +24,20 @@ def main(argv: list[str]) -> int:
 
     confine.die_with_parent()
     start = json.loads(Path(argv[0]).read_text())
+    import torch
+
+    if torch.cuda.is_available():
+        torch.zeros(1, device="cuda")  # CUDA and ncu's injection set up before the confinement
     if start.get("confine", True):
-        # ncu's injected library runs a thread of its own before main: the solution, on this
-        # thread and the threads it starts, is confined; ncu's thread is ncu's.
+        # ncu's injected library runs a thread of its own, set up at CUDA's start and reaching
+        # this process through signals and an abstract socket: the solution, on this thread and
+        # every thread and process it starts, is confined to its files; ncu's thread is ncu's.
         confine.confine_self(
             [*readable_paths(start), Path(argv[0])],
             [*writable_paths(start), Path("/tmp")],
             other_threads=True,
+            scopes=False,
         )
-    import torch
 
     from rung.solution.harness import Harness
 

@@ -24,10 +24,6 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
     if op == "alloc":
         made = [harness.exporter.allocate(TensorSpec.from_dict(s)) for s in params["specs"]]
         return {"buffers": [[key, handle] for key, handle in made]}
-    if op == "free":
-        for key in params["ids"]:
-            harness.exporter.free(int(key))
-        return {}
     if op == "configure":
         harness.configure(params)
         return {}

@@ -1,0 +1,63 @@
+"""Does Nsight Compute profile a Landlock-confined process? One tiny kernel under ncu, with the
+target confining itself in each of several ways; the exit code and last words of each.
+
+    python3 bench/ncu_confined.py --out results/ncu_confined.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rung import ncu
+
+TARGET = """
+import sys, sysconfig, torch
+from pathlib import Path
+from rung import confine
+mode = sys.argv[1]
+read = [Path(p) for p in {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values(), *[p for p in sys.path if 'site-packages' in p]}]
+read.append(Path(confine.__file__).resolve().parents[1])
+write = [Path(sys.argv[2])]
+def lock(scopes):
+    print(confine.confine_self(read, write, other_threads=True, scopes=scopes).to_dict(), flush=True)
+if mode == 'before': lock(False)
+if mode == 'before_scoped': lock(True)
+torch.zeros(1, device='cuda'); torch.cuda.synchronize()
+if mode == 'after_init': lock(False)
+if mode == 'after_init_scoped': lock(True)
+x = torch.ones(1 << 20, device='cuda')
+torch.cuda.nvtx.range_push('rung::profiled_call'); y = x * 2; torch.cuda.synchronize(); torch.cuda.nvtx.range_pop()
+print('ok', float(y.sum()), flush=True)
+"""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    exe = ncu.find()
+    results = {}
+    for mode in ("none", "after_init", "after_init_scoped", "before", "before_scoped"):
+        scratch = Path(tempfile.mkdtemp())
+        log = scratch / "ncu.csv"
+        done = subprocess.run(
+            ncu.command(str(exe), log, [sys.executable, "-c", TARGET, mode, str(scratch)]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        kernels = len(ncu.parse(log.read_text(errors="replace") if log.exists() else ""))
+        said = (done.stdout + done.stderr).strip().splitlines()[-4:]
+        results[mode] = {"exit": done.returncode, "kernels": kernels, "said": said}
+        print(mode, done.returncode, kernels, said[-2:], flush=True)
+    args.out.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
