@@ -1,5 +1,9 @@
 """Does Nsight Compute profile a Landlock-confined process? One tiny kernel under ncu, with the
-target confining itself in each of several ways; the exit code and last words of each.
+target confining itself in each of several ways (before or after CUDA starts, signals scoped or
+not, ncu's own folder readable or not); the exit code, the kernels ncu profiled and the last
+words of each. On an H200 (2026-12-04) confining before CUDA started made the target exit 9
+under ncu; after it, the target ran, and a target that could not read ncu's folder failed to
+profile its kernel.
 
     python3 bench/ncu_confined.py --out results/ncu_confined.json
 """
@@ -15,13 +19,16 @@ from pathlib import Path
 
 from rung import ncu
 
-TARGET = """
+TARGET = (
+    f"RANGE = {ncu.NVTX_RANGE!r}\n"
+    + """
 import sys, sysconfig, torch
 from pathlib import Path
 from rung import confine
 mode = sys.argv[1]
-read = [Path(p) for p in {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values(), *[p for p in sys.path if 'site-packages' in p]}]
+read = [Path(p) for p in {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values(), *[p for p in sys.path if "site-packages" in p]}]
 read.append(Path(confine.__file__).resolve().parents[1])
+if sys.argv[3]: read.append(Path(sys.argv[3]))
 write = [Path(sys.argv[2])]
 def lock(scopes):
     print(confine.confine_self(read, write, other_threads=True, scopes=scopes).to_dict(), flush=True)
@@ -31,9 +38,10 @@ torch.zeros(1, device='cuda'); torch.cuda.synchronize()
 if mode == 'after_init': lock(False)
 if mode == 'after_init_scoped': lock(True)
 x = torch.ones(1 << 20, device='cuda')
-torch.cuda.nvtx.range_push('rung::profiled_call'); y = x * 2; torch.cuda.synchronize(); torch.cuda.nvtx.range_pop()
+torch.cuda.nvtx.range_push(RANGE); y = x * 2; torch.cuda.synchronize(); torch.cuda.nvtx.range_pop()
 print('ok', float(y.sum()), flush=True)
 """
+)
 
 
 def main() -> int:
@@ -42,11 +50,15 @@ def main() -> int:
     args = ap.parse_args()
     exe = ncu.find()
     results = {}
-    for mode in ("none", "after_init", "after_init_scoped", "before", "before_scoped"):
+    tool = str(Path(str(exe)).resolve().parent)
+    modes = ["none", "after_init", "after_init_scoped", "before", "before_scoped"]
+    for mode, extra in [(m, "") for m in modes] + [(m + "+ncu_dir", tool) for m in modes[1:]]:
         scratch = Path(tempfile.mkdtemp())
         log = scratch / "ncu.csv"
         done = subprocess.run(
-            ncu.command(str(exe), log, [sys.executable, "-c", TARGET, mode, str(scratch)]),
+            ncu.command(
+                str(exe), log, [sys.executable, "-c", TARGET, mode.split("+")[0], str(scratch), extra]
+            ),
             capture_output=True,
             text=True,
             timeout=120,

@@ -38,6 +38,7 @@ def readable_paths(start: dict[str, Any]) -> list[Path]:
     paths.add(str(Path(rung.__file__).resolve().parents[1]))
     paths.add(start["source"])
     paths |= set(start.get("lib_dirs") or [])
+    paths |= set(start.get("tool_dirs") or [])  # a profiler's own folder, where one wraps the process
     paths |= compiler_dirs()
     return sorted(Path(p) for p in paths if p)
 
