@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rung import confine, devices, knobs
+from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.errors import ProblemError, UsageError
-from rung.judge_process import Worker, WorkerCrashed, WorkerTimedOut
+from rung.judge_process import Worker
 from rung.ladder import LADDER, RungSpec
 from rung.roofline import roofline
 from rung.sass import dump
@@ -70,7 +71,7 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
         raise ProblemError(f"{problem_dir}: no such folder or file")
     try:
         reply = _ask(problem_dir, scratch, "describe", 120)
-    except (WorkerCrashed, WorkerTimedOut) as e:
+    except (ChildCrashed, ChildTimedOut) as e:
         tail = e.stderr_tail.strip().splitlines()
         raise ProblemError(
             f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
@@ -205,13 +206,13 @@ def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker:
         if "problem_error" in reply:
             raise ProblemError(str(reply["problem_error"]))
         return RungResult.from_dict(reply)
-    except WorkerTimedOut as e:
+    except ChildTimedOut as e:
         status, how, tail = (
             Status.TIMEOUT,
-            f"still running after {limit:g} s; the worker was killed",
+            f"still running after {limit:g} s; the judge was killed",
             e.stderr_tail,
         )
-    except WorkerCrashed as e:
+    except ChildCrashed as e:
         status, how, tail = Status.ERROR, e.how, e.stderr_tail
     metrics: dict[str, Any] = {"stderr_tail": tail}
     partial = worker.log_dir.parent / spec.name / "partial.jsonl"

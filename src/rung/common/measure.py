@@ -72,6 +72,16 @@ def measure(
     return {**summary(spans), "timing": "cupti", **cu, "events": public}
 
 
+def guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """A figure that may not be had (a baseline that will not compile, a call a CUDA graph cannot
+    capture): `fn()`, or the first line of why not."""
+    try:
+        return fn()
+    except Exception as e:
+        text = str(e).strip().splitlines()
+        return {"error": f"{type(e).__name__}: {text[0] if text else ''}"}
+
+
 def _public(s: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in s.items() if k not in ("raw_ms", "batches")}
 

@@ -62,12 +62,12 @@ def _launch_solution(hello: dict[str, Any]) -> Any:
 
 
 def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+    from rung.common.child import ChildCrashed, ChildTimedOut
     from rung.errors import ProblemError
     from rung.judge.rungs import WORKER_RUNGS
     from rung.judge.rungs.bench import TimedCallRaised
     from rung.judge.rungs.outcome import Failed, Skipped
     from rung.judge.session import SolutionRaised
-    from rung.judge.solution_process import SolutionCrashed, SolutionTimedOut
     from rung.spec import RungResult, Status
 
     if op == "ceilings":
@@ -94,7 +94,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         result = RungResult(op, Status.SKIPPED, e.message, e.metrics)
     except (SolutionRaised, TimedCallRaised) as e:
         result = RungResult(op, Status.ERROR, str(e))
-    except SolutionTimedOut as e:
+    except ChildTimedOut as e:
         result = _lost(
             session,
             op,
@@ -102,7 +102,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
             f"still running after {e.seconds:g} s; the solution process was killed",
             e.stderr_tail,
         )
-    except SolutionCrashed as e:
+    except ChildCrashed as e:
         result = _lost(session, op, Status.ERROR, e.how, e.stderr_tail)
     except ProblemError as e:
         return {"problem_error": str(e)}

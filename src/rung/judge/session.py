@@ -132,7 +132,7 @@ class Session:
     def reap(self) -> None:
         """Kill whatever the solution processes left behind: as the subreaper, the judge inherits
         every orphan they made (double-forked daemons included)."""
-        keep = {p.proc.pid for p in (self._solution, self._builder) if p is not None and p.proc is not None}
+        keep = {p.pid for p in (self._solution, self._builder) if p is not None and p.pid is not None}
         for pid in list(keep):
             keep.update(confine.descendants(pid))
         confine.kill_processes([p for p in confine.descendants(os.getpid()) if p not in keep])

@@ -17,10 +17,10 @@ from typing import Any
 
 import torch
 
-from rung.common.measure import measure
+from rung.common.measure import guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy, graph_timed
-from rung.solution.harness import Harness, _kind, _tensors
+from rung.solution.harness import Harness, kind_of, tensors_of
 
 
 class Snapshots:
@@ -38,7 +38,7 @@ class Snapshots:
         k = n if n < len(self.slots) else secrets.randbelow(n + 1)
         if k >= len(self.slots):
             return
-        outs = _tensors(self.last)
+        outs = tensors_of(self.last)
         targets = self.slots[k]
         fits = outs is not None and len(outs) == len(targets)
         fits = fits and all(
@@ -53,7 +53,7 @@ class Snapshots:
             "call": i,
             "set": i % self.sets,
             "copied": fits,
-            "returned": _kind(self.last),
+            "returned": kind_of(self.last),
         }
 
 
@@ -73,7 +73,7 @@ def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, An
     try:
         figures = measure(call, policy, flush, Path(params["trace"]), after=snapshots.after)
         if figures["median_ms"] < float(params["graph_below_ms"]):
-            figures["graph"] = graph_timed(call, figures["median_ms"], policy, flush)
+            figures["graph"] = guarded(lambda: graph_timed(call, figures["median_ms"], policy, flush))
     except BaseException as e:
         return {"error": harness.where(e), "error_type": type(e).__name__}
     finally:

@@ -116,7 +116,7 @@ class Harness:
         before = self.launches.count if self.launches else 0
         start = time.perf_counter()
         try:
-            with poisoned_allocations(), _suppressed(self.launches if suppress_launches else None):
+            with poisoned_allocations(), _Suppressed(self.launches if suppress_launches else None):
                 value = fn(*inputs)
                 self.sync()
         except BaseException as e:  # the solution's own exceptions, SystemExit included
@@ -129,9 +129,9 @@ class Harness:
         return report
 
     def describe(self, value: Any, inputs: tuple[Any, ...], slots: list[int]) -> CallReport:
-        outs = _tensors(value)
+        outs = tensors_of(value)
         if outs is None:
-            return CallReport(_kind(value))
+            return CallReport(kind_of(value))
         returned = "tensor" if isinstance(value, torch.Tensor) else f"{type(value).__name__} of {len(outs)}"
         metas = [self._meta(o, inputs, slots[j] if j < len(slots) else None) for j, o in enumerate(outs)]
         self._previous = outs
@@ -200,7 +200,8 @@ def entry_point(module: Any, name: str, fmt: str, init_inputs: list[Any]) -> Any
     return call
 
 
-def _tensors(value: Any) -> list[torch.Tensor] | None:
+def tensors_of(value: Any) -> list[torch.Tensor] | None:
+    """What a call returned as a list of tensors, or None when it is not a tensor or a sequence of them."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
@@ -208,7 +209,8 @@ def _tensors(value: Any) -> list[torch.Tensor] | None:
     return None
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a call returned that is not tensors, in words: "None", "a dict", "a tuple of 2"."""
     if value is None:
         return "None"
     if isinstance(value, (tuple, list)):
@@ -237,7 +239,7 @@ def _launch_counter() -> Any:
     return launches
 
 
-class _suppressed:
+class _Suppressed:
     """Triton launches skipped (not run) for the duration, where a counter is installed."""
 
     def __init__(self, launches: Any) -> None:

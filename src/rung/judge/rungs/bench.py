@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import torch
 
 from rung import knobs
 from rung.clocks import Reading
-from rung.common.measure import Walls, measure
+from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
 from rung.judge.rungs.correct import check_inputs, judge_outputs, trial_seed
@@ -262,13 +261,6 @@ def _math(inputs: tuple[Any, ...]) -> str:
     return "fp32_vector"
 
 
-def _guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    try:
-        return fn()
-    except Exception as e:
-        return {"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}
-
-
 def _baseline(
     session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher, trace: Path
 ) -> dict[str, Any]:
@@ -278,7 +270,7 @@ def _baseline(
         return reference(inputs)
 
     compiled = torch.compile(eager)
-    return _guarded(lambda: measure(lambda i: compiled(*sets[i % len(sets)]), policy, flush, trace))
+    return guarded(lambda: measure(lambda i: compiled(*sets[i % len(sets)]), policy, flush, trace))
 
 
 def _line(r: dict[str, Any]) -> str:

@@ -1,0 +1,151 @@
+"""A child process that answers on a private channel: the controller's judge, the judge's
+solution process.
+
+It runs `python -m MODULE REQUEST_FD RESULT_FD` in a session of its own, with the environment it
+is given, its stdout and stderr through capped logs, and the first message it reads carrying a
+per-child token that every answer must carry back. A child that crashes, exits or stops
+answering raises `ChildCrashed` or `ChildTimedOut` with the tail of its stderr; the next launch
+starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from rung.common.channel import Channel, ChannelClosed, ChannelTimeout
+from rung.common.logcap import CappedLog, tail_text
+from rung.errors import WorkerError
+
+
+class ChildCrashed(WorkerError):
+    def __init__(self, how: str, stderr_tail: str) -> None:
+        super().__init__(how)
+        self.how, self.stderr_tail = how, stderr_tail
+
+
+class ChildTimedOut(WorkerError):
+    def __init__(self, seconds: float, stderr_tail: str) -> None:
+        super().__init__(f"no answer within {seconds:g} s")
+        self.seconds, self.stderr_tail = seconds, stderr_tail
+
+
+class Child:
+    def __init__(self, module: str, name: str, log_dir: Path, log_stem: str) -> None:
+        self.module, self.name = module, name
+        self.log_dir, self.log_stem = log_dir, log_stem
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.channel: Channel | None = None
+        self.token = ""
+        self._logs: list[CappedLog] = []
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.log_dir / f"{self.log_stem}.stderr.log"
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def launch(self, first: dict[str, Any], env: dict[str, str], cwd: str | None) -> None:
+        """Start the child and send it `first` (with its token); do not wait for it."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        self._logs = [CappedLog(self.log_dir / f"{self.log_stem}.stdout.log"), CappedLog(self.stderr_path)]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", self.module, str(req_r), str(res_w)],
+            pass_fds=(req_r, res_w),
+            stdin=subprocess.DEVNULL,
+            stdout=self._logs[0].fileno(),
+            stderr=self._logs[1].fileno(),
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        for log in self._logs:
+            log.close_writer()
+        os.close(req_r)
+        os.close(res_w)
+        self.channel = Channel(res_r, req_w)
+        self.token = secrets.token_hex(16)
+        self.send({**first, "token": self.token})
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.channel is not None
+        try:
+            self.channel.send(message)
+        except OSError:  # BrokenPipeError: it is gone
+            raise self._crashed() from None
+
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        """The next answer's result; ChildTimedOut or ChildCrashed where none comes."""
+        assert self.channel is not None
+        try:
+            reply = self.channel.recv(timeout_s)
+        except ChannelTimeout:
+            self.kill()
+            raise ChildTimedOut(timeout_s, self.stderr_tail()) from None
+        except (ChannelClosed, ValueError):
+            raise self._crashed() from None
+        if reply.get("token") != self.token or not isinstance(reply.get("result"), dict):
+            self.kill()
+            raise ChildCrashed(f"an answer without the {self.name}'s token arrived on its channel", "")
+        return dict(reply["result"])
+
+    def _crashed(self) -> ChildCrashed:
+        assert self.proc is not None
+        try:
+            code: int | None = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()
+        return ChildCrashed(describe_exit(code, self.name), self.stderr_tail())
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        return tail_text(self.stderr_path, max_lines=max_lines)
+
+    def kill(self) -> None:
+        if self.alive:
+            assert self.proc is not None
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.forget()
+
+    def forget(self) -> None:
+        """Let go of a child that is gone: its channel closed, its logs written out."""
+        if self.channel is not None:
+            self.channel.close()
+        for log in self._logs:
+            log.close(timeout_s=2)
+        self.channel = None
+        self.proc = None
+
+    def close(self) -> None:
+        """End the child: politely (closing its request pipe), then by force."""
+        if self.alive and self.channel is not None:
+            assert self.proc is not None
+            self.channel.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
+        self.kill()
+
+
+def describe_exit(code: int | None, who: str) -> str:
+    if code is None:
+        return f"the {who} stopped answering and was killed"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory?)" if name == "SIGKILL" else ""
+        return f"the {who} was killed by {name}{hint}"
+    return f"the {who} exited with code {code} before answering"
