@@ -34,7 +34,7 @@ import signal
 import stat
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -327,9 +327,8 @@ def die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def _live_parents() -> dict[int, int]:
-    """pid -> parent pid of every live (not zombie) process, from /proc/<pid>/stat."""
-    parents = {}
+def _processes() -> Iterator[tuple[int, str, int]]:
+    """(pid, state, parent pid) of every process, from /proc/<pid>/stat."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -338,9 +337,12 @@ def _live_parents() -> dict[int, int]:
         except OSError:
             continue  # it ended while we looked
         state, ppid = line[line.rindex(")") + 2 :].split()[:2]  # the name may hold ") "
-        if state not in ("Z", "X"):
-            parents[int(name)] = int(ppid)
-    return parents
+        yield int(name), state, int(ppid)
+
+
+def _live_parents() -> dict[int, int]:
+    """pid -> parent pid of every live (not zombie) process."""
+    return {pid: ppid for pid, state, ppid in _processes() if state not in ("Z", "X")}
 
 
 def descendants(pid: int) -> list[int]:
@@ -406,16 +408,9 @@ def reap_zombies() -> int:
     """Reap this process's children that have ended and that nobody waited for (the orphans a
     subreaper inherits and kills end up so); returns how many."""
     me, count = os.getpid(), 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text()
-        except OSError:
-            continue
-        state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
-        if state == "Z" and int(ppid) == me:
+    for pid, state, ppid in _processes():
+        if state == "Z" and ppid == me:
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(int(name), os.WNOHANG)
+                os.waitpid(pid, os.WNOHANG)
                 count += 1
     return count

@@ -20,6 +20,16 @@ def leaves(obj: Any) -> list[torch.Tensor]:
     return []
 
 
+def tensor_list(value: Any) -> list[torch.Tensor] | None:
+    """A call's or a reference's result as a list of tensors: a tensor, or a non-empty tuple or
+    list of them; None for anything else."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return list(value)
+    return None
+
+
 def map_tensors(obj: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
     """`obj` with every tensor replaced by fn(tensor), the structure kept."""
     if isinstance(obj, torch.Tensor):

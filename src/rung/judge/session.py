@@ -18,10 +18,9 @@ import torch
 from rung import confine
 from rung.common.messages import CallReport
 from rung.common.shm import TensorSpec
-from rung.common.trees import clone_tree, map_tensors
+from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
 from rung.judge.formats import LoadedProblem, load_problem
-from rung.judge.rungs.outputs import tensors
 from rung.judge.solution_process import Placed, SolutionProcess
 from rung.judge.start import solution_start, write_source
 
@@ -102,7 +101,7 @@ class Session:
 
     def expected(self, reference: Any) -> list[TensorSpec]:
         """The slots a call's outputs are copied into: the reference's shapes and dtypes."""
-        want = tensors(reference)
+        want = tensor_list(reference)
         if want is None:
             raise ProblemError(
                 f"{self.problem.path}: the reference returned no tensor; rung compares tensors"

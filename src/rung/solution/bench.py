@@ -20,7 +20,8 @@ import torch
 from rung.common.measure import guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy, graph_timed
-from rung.solution.harness import Harness, kind_of, tensors_of
+from rung.common.trees import tensor_list
+from rung.solution.harness import Harness, kind_of
 
 
 class Snapshots:
@@ -38,7 +39,7 @@ class Snapshots:
         k = n if n < len(self.slots) else secrets.randbelow(n + 1)
         if k >= len(self.slots):
             return
-        outs = tensors_of(self.last)
+        outs = tensor_list(self.last)
         targets = self.slots[k]
         fits = outs is not None and len(outs) == len(targets)
         fits = fits and all(

@@ -21,7 +21,7 @@ import torch
 from rung.common.messages import CallReport, Harm, OutputMeta
 from rung.common.poison import poisoned_allocations
 from rung.common.shm import Exporter, TensorSpec, dtype_name
-from rung.common.trees import decode, leaves
+from rung.common.trees import decode, leaves, tensor_list
 
 # Functions a solution must leave alone: rung times and checks with them.
 WATCHED = {
@@ -129,7 +129,7 @@ class Harness:
         return report
 
     def describe(self, value: Any, inputs: tuple[Any, ...], slots: list[int]) -> CallReport:
-        outs = tensors_of(value)
+        outs = tensor_list(value)
         if outs is None:
             return CallReport(kind_of(value))
         returned = "tensor" if isinstance(value, torch.Tensor) else f"{type(value).__name__} of {len(outs)}"
@@ -198,15 +198,6 @@ def entry_point(module: Any, name: str, fmt: str, init_inputs: list[Any]) -> Any
             return built[device](*inputs)
 
     return call
-
-
-def tensors_of(value: Any) -> list[torch.Tensor] | None:
-    """What a call returned as a list of tensors, or None when it is not a tensor or a sequence of them."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return list(value)
-    return None
 
 
 def kind_of(value: Any) -> str:

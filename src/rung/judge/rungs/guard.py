@@ -15,10 +15,10 @@ import torch
 
 from rung import backends
 from rung.common.poison import poisoned_mask
-from rung.common.trees import clone_tree, leaves
+from rung.common.trees import clone_tree, leaves, tensor_list
 from rung.judge.compare import compare
 from rung.judge.rungs.outcome import Failed
-from rung.judge.rungs.outputs import matched, tensors
+from rung.judge.rungs.outputs import matched
 from rung.judge.tolerance import Tolerance
 from rung.spec import Backend, RungResult, Status
 
@@ -96,7 +96,7 @@ def _no_work(session: Any, inputs: Any, expected: Any, first: Any) -> str:
     except Failed:
         return ""
     precise = session.reference(inputs, precise=True)
-    exact = tensors(precise) or []
+    exact = tensor_list(precise) or []
     tolerance = session.problem.tolerance
     if all(
         compare(g, r, Tolerance.for_dtype(str(g.dtype), tolerance)).ok and not bool(poisoned_mask(g).any())
@@ -161,10 +161,10 @@ def _redraw(session: Any, expected: Any, case: dict[str, Any]) -> Any:
     """New inputs drawn with the next seeds until the reference's answer changes: on a tiny case
     (one int32 in -8..8) the next seed can give the same values, and a cached answer would then
     be right by chance. None if no draw changes the answer."""
-    before = tensors(expected) or []
+    before = tensor_list(expected) or []
     for k in range(1, _REDRAWS + 1):
         fresh = session.inputs(case, session.seed + k)
-        if _differs(before, tensors(session.reference(fresh, precise=False)) or []):
+        if _differs(before, tensor_list(session.reference(fresh, precise=False)) or []):
             return fresh
     return None
 
@@ -176,7 +176,7 @@ def _stale(called: Any, expected: Any, precise: Any, old: list[torch.Tensor], se
         got_list = [g for g, _ in matched(called, expected)]
     except Failed as e:
         return f"after new values at the same addresses: {e.message}"
-    for got, ref, before in zip(got_list, tensors(precise) or [], old, strict=False):
+    for got, ref, before in zip(got_list, tensor_list(precise) or [], old, strict=False):
         c = compare(got, ref, Tolerance.for_dtype(str(got.dtype), session.problem.tolerance))
         if not c.ok and got.shape == before.shape and not bool(_bits_differ(got, before).any()):
             return "new values written into the same input tensors gave the previous answer (output cached)"

@@ -9,16 +9,8 @@ from typing import Any
 
 import torch
 
+from rung.common.trees import tensor_list
 from rung.judge.rungs.outcome import Failed
-
-
-def tensors(value: Any) -> list[torch.Tensor] | None:
-    """The output as a list of tensors, or None when it is not a tensor or a sequence of them."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return list(value)
-    return None
 
 
 def describe(value: Any) -> str:
@@ -33,7 +25,7 @@ def describe(value: Any) -> str:
 
 def matched(called: Any, expected: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Pairs (got, expected) of tensors; Failed when kind, count, shape, dtype or device differ."""
-    want = tensors(expected)
+    want = tensor_list(expected)
     if want is None:
         raise Failed(f"the reference returned {describe(expected)}; rung compares tensors only")
     report = called.report
