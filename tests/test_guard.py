@@ -44,6 +44,14 @@ def test_a_launch_over_an_empty_grid_is_not_a_kernel(climb):
     assert guard.metrics["checks"]["kernel_launched"] == "fired"
 
 
+def test_a_kernel_that_launches_and_does_no_work_is_not_a_kernel(climb):
+    vector_add = FIXTURES.parent.parent / "problems" / "vector_add"
+    guard = rung_of(climb(vector_add, FIXTURES / "idle_kernel.py"), "guard")
+    assert guard.status == Status.FAILED
+    assert guard.metrics["checks"]["kernel_launched"] == "fired"
+    assert "the output is right with every Triton launch skipped" in guard.message
+
+
 def test_cached_output_is_caught_even_when_the_next_seed_draws_the_same_values(climb):
     """prefix_sum's first case is one int32 in -8..8: the next seed repeats it one time in 17,
     and a cached answer would then be right. The guard keeps drawing until the answer changes."""

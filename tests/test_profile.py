@@ -87,6 +87,19 @@ def test_no_counter_permission_is_skipped_saying_so(tmp_path, monkeypatch):
     assert r.status == Status.SKIPPED and "ERR_NVGPUCTRPERM" in r.message
 
 
+def test_ncu_failing_to_attach_to_the_confined_process_is_skipped_saying_so(tmp_path, monkeypatch):
+    fake_ncu(
+        tmp_path,
+        monkeypatch,
+        "print('==ERROR== Failed to profile \"softmax_kernel\" in process 936'); sys.exit(11)",
+    )
+    r = run_profile(tmp_path, 30)
+    assert r.status == Status.SKIPPED
+    assert r.message.startswith(
+        "Nsight Compute could not profile the confined solution process: ==ERROR== Failed"
+    )
+
+
 def test_a_failing_call_is_an_error_with_its_last_words(tmp_path, monkeypatch):
     fake_ncu(tmp_path, monkeypatch, "print('RuntimeError: boom in custom_kernel'); sys.exit(1)")
     r = run_profile(tmp_path, 30)

@@ -20,6 +20,7 @@ from typing import Any
 from rung import ncu
 from rung.spec import RungResult, Status
 
+PROFILER_REFUSED = ("Failed to profile", "Failed to initialize the profiler")  # ncu's words, on an H200
 LATENCY_BOUND_BELOW = 60.0  # percent of peak, SM and memory both
 TAIL_LINES = 6
 
@@ -40,6 +41,16 @@ def interpret(log: Path, target_log: Path, code: int | None, seconds: float, tim
                 "profile",
                 Status.SKIPPED,
                 "ncu may not read this GPU's performance counters here (ERR_NVGPUCTRPERM)",
+                {"said": said},
+                artifacts,
+                seconds,
+            )
+        refused = next((ln for ln in said if any(m in ln for m in PROFILER_REFUSED)), "")
+        if refused:  # ncu's own failure to attach, not the solution's: nothing measured, said so
+            return RungResult(
+                "profile",
+                Status.SKIPPED,
+                f"Nsight Compute could not profile the confined solution process: {refused}",
                 {"said": said},
                 artifacts,
                 seconds,
