@@ -56,3 +56,49 @@ class Harm:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclass
+class FormatSide:
+    """What a problem's format tells the solution process, and nothing of its reference: the
+    entry point, the reference's names and modules the solution may not use (to say so when it
+    tries), the folders of helpers the format shares with solutions (GPU MODE's task.py)."""
+
+    entry: str = "custom_kernel"
+    format: str = "native"  # "native", "gpumode" or "kernelbench"
+    init_inputs: list[Any] = field(default_factory=list)  # KernelBench: ModelNew's constructor arguments
+    reference_names: list[str] = field(default_factory=list)
+    forbidden_modules: list[str] = field(default_factory=list)
+    lib_dirs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FormatSide:
+        return cls(**d)
+
+
+@dataclass
+class SolutionStart:
+    """The first message of a solution process: its source and what it may read and write."""
+
+    source: str  # the judge's copy of the bytes that were hashed and stored
+    scratch: str  # its folder: the only one, with shm_dir and the caches, it may write
+    lib_dirs: list[str] = field(default_factory=list)  # readable: the format's shared helpers
+    caches: list[str] = field(default_factory=list)  # compiler caches (Triton's, CUDA's), TMPDIR, HOME
+    shm_dir: str = ""  # its shared buffers' folder, chosen when it starts
+    tool_dirs: list[str] = field(default_factory=list)  # readable: a profiler's own folder
+    cpu_memory_mb: int = 0
+    interpret: bool = True  # Triton's interpreter where there is no GPU (a builder compiles instead)
+    confine: bool = True
+    warm_profiler: bool = False
+    side: FormatSide | None = None  # where it is known at the start (the profile target)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SolutionStart:
+        side = d.get("side")
+        return cls(**{**d, "side": FormatSide.from_dict(side) if side else None})

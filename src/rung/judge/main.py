@@ -56,7 +56,7 @@ def _launch_solution(hello: dict[str, Any]) -> Any:
     from rung.judge.solution_process import SolutionProcess
     from rung.judge.start import solution_start, write_source
 
-    proc = SolutionProcess(solution_start(hello, write_source(hello), True), Path(hello["run_dir"]) / "logs")
+    proc = SolutionProcess(*solution_start(hello, write_source(hello), True), Path(hello["run_dir"]) / "logs")
     proc.launch()
     return proc
 

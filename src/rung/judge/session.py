@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from rung import confine
-from rung.common.messages import CallReport
+from rung.common.messages import CallReport, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
@@ -44,7 +44,7 @@ class Session:
         self.seed = int(hello.get("seed", 0))
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.timeout_s = 120.0  # per request to the solution process; each rung sets its own
-        self.source = Path(solution.start["source"]) if solution else None
+        self.source = Path(solution.start.source) if solution else None
         if self.source is None and hello.get("source") is not None:
             self.source = write_source(hello)
         self._problem: LoadedProblem | None = None
@@ -60,17 +60,18 @@ class Session:
     def _process(self, proc: SolutionProcess | None, interpret: bool, logs: Path) -> SolutionProcess:
         """`proc`, or a new solution process; told the format's side before its first request."""
         assert self.source is not None
-        proc = proc or SolutionProcess(solution_start(self.hello, self.source, interpret), logs)
-        if not proc.side:
+        proc = proc or SolutionProcess(*solution_start(self.hello, self.source, interpret), logs)
+        if proc.side is None:
             proc.side = self.problem.solution_side(self.run_dir / "lib")
         return proc
 
-    def profile_start(self) -> dict[str, Any]:
-        """The start message of a solution process run under Nsight Compute."""
+    def profile_start(self) -> tuple[SolutionStart, dict[str, str]]:
+        """The start message of a solution process run under Nsight Compute, and its environment."""
         assert self.source is not None
-        start = solution_start(self.hello, self.source, interpret=False)
-        start.update(self.problem.solution_side(self.run_dir / "lib"), shm_dir=start["scratch"])
-        return start
+        start, env = solution_start(self.hello, self.source, interpret=False)
+        start.side = self.problem.solution_side(self.run_dir / "lib")
+        start.shm_dir = start.scratch
+        return start, env
 
     @property
     def solution(self) -> SolutionProcess:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rung.common.child import Child, ChildCrashed, ChildTimedOut
-from rung.common.messages import CallReport
+from rung.common.messages import CallReport, FormatSide, SolutionStart
 
 if TYPE_CHECKING:  # torch is imported where buffers are handled: starting a process needs none
     import torch
@@ -38,11 +38,11 @@ class Placed:
 
 
 class SolutionProcess:
-    def __init__(self, start: dict[str, Any], log_dir: Path) -> None:
-        self.start = start
+    def __init__(self, start: SolutionStart, env: dict[str, str], log_dir: Path) -> None:
+        self.start, self.env = start, env
         self.child = Child("rung.solution.main", "solution process", log_dir, "solution")
         self.ready: dict[str, Any] = {}
-        self.side: dict[str, Any] = {}  # the format's part (entry point, reference names), sent once ready
+        self.side: FormatSide | None = None  # the format's part, sent once the process is ready
         self.last_harm: dict[str, Any] = {}
         self._unused: list[int] = []  # buffers to free, sent with the next request
         self.shm_dir: Path | None = None
@@ -59,18 +59,17 @@ class SolutionProcess:
         self._let_go()
         # A folder of shared buffers per process: a crashed one's leftovers never collide.
         self.shm_dir = Path("/dev/shm") / f"rung-{os.getpid()}-{secrets.token_hex(6)}"
-        self.start["shm_dir"] = str(self.shm_dir)
-        for folder in (self.start["scratch"], self.shm_dir, *self.start.get("caches", [])):
+        self.start.shm_dir = str(self.shm_dir)
+        for folder in (self.start.scratch, str(self.shm_dir), *self.start.caches):
             Path(folder).mkdir(parents=True, exist_ok=True)
-        first = {k: v for k, v in self.start.items() if k != "env"}
-        self.child.launch(first, self.start["env"], self.start["scratch"])
+        self.child.launch(self.start.to_dict(), self.env, self.start.scratch)
 
     def _ready(self) -> None:
         if not self.child.alive:
             self.launch()
         if not self.ready:
             self.ready = self.child.receive(START_TIMEOUT_S)
-            self.child.send({"op": "configure", "params": self.side})
+            self.child.send({"op": "configure", "params": (self.side or FormatSide()).to_dict()})
             self.child.receive(START_TIMEOUT_S)
 
     def request(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:

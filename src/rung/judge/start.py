@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rung import confine
+from rung.common.messages import SolutionStart
 
 
 def write_source(hello: dict[str, Any]) -> Path:
@@ -25,7 +26,10 @@ def write_source(hello: dict[str, Any]) -> Path:
     return path
 
 
-def solution_start(hello: dict[str, Any], source: Path, interpret: bool) -> dict[str, Any]:
+def solution_start(
+    hello: dict[str, Any], source: Path, interpret: bool
+) -> tuple[SolutionStart, dict[str, str]]:
+    """The start message, and the environment (from an allow-list) to start the process with."""
     run_dir = Path(hello["run_dir"])
     scratch = run_dir / "solution"
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
@@ -40,18 +44,17 @@ def solution_start(hello: dict[str, Any], source: Path, interpret: bool) -> dict
     )
     for folder in (lib, scratch / "tmp", scratch / "home"):
         folder.mkdir(parents=True, exist_ok=True)
-    return {
-        "source": str(source),
-        "scratch": str(scratch),
-        "lib_dirs": [str(lib)],
-        "shm_dir": "",  # one per process, chosen when it starts
-        "caches": [*caches, str(scratch / "tmp"), str(scratch / "home")],
-        "cpu_memory_mb": int(hello.get("cpu_memory_mb", 0)),
-        "interpret": interpret,
-        "confine": bool(hello.get("confine", True)),
-        "warm_profiler": interpret,  # on a GPU only
-        "env": env,
-    }
+    start = SolutionStart(
+        source=str(source),
+        scratch=str(scratch),
+        lib_dirs=[str(lib)],
+        caches=[*caches, str(scratch / "tmp"), str(scratch / "home")],
+        cpu_memory_mb=int(hello.get("cpu_memory_mb", 0)),
+        interpret=interpret,
+        confine=bool(hello.get("confine", True)),
+        warm_profiler=interpret,  # on a GPU only
+    )
+    return start, env
 
 
 def _caches(env: dict[str, str]) -> list[str]:

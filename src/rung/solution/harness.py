@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from rung.common.messages import CallReport, Harm, OutputMeta
+from rung.common.messages import CallReport, FormatSide, Harm, OutputMeta, SolutionStart
 from rung.common.poison import poisoned_allocations
 from rung.common.shm import Exporter, TensorSpec, dtype_name
 from rung.common.trees import decode, leaves, tensor_list
@@ -59,14 +59,14 @@ class _Forbidden(importlib.abc.MetaPathFinder):
 
 
 class Harness:
-    def __init__(self, start: dict[str, Any]) -> None:
-        self.source = Path(start["source"])
+    def __init__(self, start: SolutionStart) -> None:
+        self.source = Path(start.source)
         self.entry_name = "custom_kernel"
         self.format = "native"
         self.init_inputs: list[Any] = []
         self.reference_names: set[str] = set()
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.exporter = Exporter(Path(start["shm_dir"]))
+        self.exporter = Exporter(Path(start.shm_dir))
         self.launches = _launch_counter()
         self.watched = {name: get() for name, get in WATCHED.items()}
         self.own_threads: set[int] = set()
@@ -75,18 +75,17 @@ class Harness:
         ] = []  # held until the next call, so its memory cannot be handed out again
         self._module: Any = None
         self._entry: Any = None
-        if "entry" in start:  # a start message that carries the format's side too
-            self.configure(start)
+        if start.side is not None:  # known at the start (the profile target)
+            self.configure(start.side)
 
-    def configure(self, side: dict[str, Any]) -> None:
+    def configure(self, side: FormatSide) -> None:
         """The format's side, before the solution is imported: its entry point, the reference's
         names and modules it may not use, the folders of helpers it shares."""
-        self.entry_name = str(side.get("entry", "custom_kernel"))
-        self.format = str(side.get("format", "native"))
-        self.init_inputs = list(side.get("init_inputs") or [])
-        self.reference_names = set(side.get("reference_names") or [])
-        sys.meta_path.insert(0, _Forbidden(set(side.get("forbidden_modules") or [])))
-        for folder in side.get("lib_dirs") or []:
+        self.entry_name, self.format = side.entry, side.format
+        self.init_inputs = list(side.init_inputs)
+        self.reference_names = set(side.reference_names)
+        sys.meta_path.insert(0, _Forbidden(set(side.forbidden_modules)))
+        for folder in side.lib_dirs:
             sys.path.insert(0, str(folder))
 
     @property

@@ -23,12 +23,12 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any
 
 from rung.common.channel import Channel, ChannelClosed
+from rung.common.messages import SolutionStart
 
 
-def readable_paths(start: dict[str, Any]) -> list[Path]:
+def readable_paths(start: SolutionStart) -> list[Path]:
     """What the solution may read: the Python installation, rung itself, its own source, the
     helpers its format shares with it."""
     import rung
@@ -36,9 +36,9 @@ def readable_paths(start: dict[str, Any]) -> list[Path]:
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *sysconfig.get_paths().values()}
     paths |= {p for p in sys.path if p and Path(p).is_dir() and "site-packages" in p}
     paths.add(str(Path(rung.__file__).resolve().parents[1]))
-    paths.add(start["source"])
-    paths |= set(start.get("lib_dirs") or [])
-    paths |= set(start.get("tool_dirs") or [])  # a profiler's own folder, where one wraps the process
+    paths.add(start.source)
+    paths |= set(start.lib_dirs)
+    paths |= set(start.tool_dirs)
     paths |= compiler_dirs()
     return sorted(Path(p) for p in paths if p)
 
@@ -50,8 +50,8 @@ def compiler_dirs() -> set[str]:
     return {str(Path(p).resolve().parents[1]) for p in found if p}
 
 
-def writable_paths(start: dict[str, Any]) -> list[Path]:
-    return [Path(p) for p in (start["scratch"], start["shm_dir"], *start.get("caches", []))]
+def writable_paths(start: SolutionStart) -> list[Path]:
+    return [Path(p) for p in (start.scratch, start.shm_dir, *start.caches)]
 
 
 def main(argv: list[str]) -> int:
@@ -59,19 +59,20 @@ def main(argv: list[str]) -> int:
 
     confine.die_with_parent()
     channel = Channel(int(argv[0]), int(argv[1]))
-    start = channel.recv()
-    token = start.pop("token")
-    if start.get("confine", True):
+    first = channel.recv()
+    token = first.pop("token")
+    start = SolutionStart.from_dict(first)
+    if start.confine:
         confinement = confine.confine_self(readable_paths(start), writable_paths(start)).to_dict()
     else:
         confinement = {"filesystem": "not confined: RUNG_CONFINE=0"}
-    configure_process(int(start.get("cpu_memory_mb", 0)), bool(start.get("interpret", True)))
+    configure_process(start.cpu_memory_mb, start.interpret)
 
     from rung.solution.harness import Harness
 
     harness = Harness(start)
     warmup = None
-    if harness.device == "cuda" and start.get("warm_profiler"):
+    if harness.device == "cuda" and start.warm_profiler:
         from rung.solution.profiler_warmup import ProfilerWarmup
 
         warmup = ProfilerWarmup()

@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+from rung.common.messages import SolutionStart
 from rung.ncu import NVTX_RANGE
 from rung.solution.main import readable_paths, writable_paths
 
@@ -23,12 +24,12 @@ def main(argv: list[str]) -> int:
     from rung import confine
 
     confine.die_with_parent()
-    start = json.loads(Path(argv[0]).read_text())
+    start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))
     import torch
 
     if torch.cuda.is_available():
         torch.zeros(1, device="cuda")  # CUDA and ncu's injection set up before the confinement
-    if start.get("confine", True):
+    if start.confine:
         # ncu's injected library runs a thread of its own, set up at CUDA's start and reaching
         # this process through signals and an abstract socket: the solution, on this thread and
         # every thread and process it starts, is confined to its files; ncu's thread is ncu's.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rung import backends
+from rung.common.messages import FormatSide
 from rung.common.shm import TensorSpec
 from rung.solution.harness import Harness, ReferenceImport
 
@@ -25,7 +26,7 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
         made = [harness.exporter.allocate(TensorSpec.from_dict(s)) for s in params["specs"]]
         return {"buffers": [[key, handle] for key, handle in made]}
     if op == "configure":
-        harness.configure(params)
+        harness.configure(FormatSide.from_dict(params))
         return {}
     if op == "load":
         return load(harness)

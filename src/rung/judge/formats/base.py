@@ -1,4 +1,4 @@
-"""What every problem format provides to the worker: cases, inputs, a reference, a policy."""
+"""What every problem format provides to the judge: cases, inputs, a reference, a policy."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rung.common.messages import FormatSide
 from rung.errors import ProblemError
 from rung.spec import Problem
 
 
 @dataclass
 class LoadedProblem:
-    """A problem whose code is imported; the worker calls these to build and judge cases."""
+    """A problem whose code is imported; the judge calls these to build and judge cases."""
 
     name: str
     path: Path
@@ -52,17 +53,15 @@ class LoadedProblem:
         """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
         return None
 
-    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+    def solution_side(self, lib_dir: Path) -> FormatSide:
         """What the solution process is told: the entry point and format, the names and modules
         of the reference it may not use, and the folders of helpers the format shares with
         solutions (written under `lib_dir`). Nothing of the reference itself."""
-        return {
-            "entry": self.entry_name,
-            "format": "native",
-            "reference_names": ["reference", "generate_input"],
-            "forbidden_modules": ["problem", f"rung_problem_{self.name}"],
-            "lib_dirs": [],
-        }
+        return FormatSide(
+            entry=self.entry_name,
+            reference_names=["reference", "generate_input"],
+            forbidden_modules=["problem", f"rung_problem_{self.name}"],
+        )
 
     def describe(self) -> Problem:
         return Problem(

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from rung.common.loader import import_file
+from rung.common.messages import FormatSide
 from rung.common.poison import poison
 from rung.common.trees import clone_tree, leaves
 from rung.errors import ProblemError
@@ -67,19 +68,19 @@ class GpuModeProblem(LoadedProblem):
         self.meta_inputs = False  # generate_input chooses its own device
         self._slot_known = False
 
-    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+    def solution_side(self, lib_dir: Path) -> FormatSide:
         """task.py, utils.py and the other files the task shares with submissions, staged for the
         solution process; reference.py is the judge's and stays out."""
         lib_dir.mkdir(parents=True, exist_ok=True)
         for path in self.shared_files:
             shutil.copyfile(path, lib_dir / path.name)
-        return {
-            **super().solution_side(lib_dir),
-            "format": "gpumode",
-            "reference_names": ["ref_kernel", "generate_input", "check_implementation"],
-            "forbidden_modules": ["reference", f"rung_gpumode_{self.name}", "eval"],
-            "lib_dirs": [str(lib_dir)],
-        }
+        return FormatSide(
+            entry=self.entry_name,
+            format="gpumode",
+            reference_names=["ref_kernel", "generate_input", "check_implementation"],
+            forbidden_modules=["reference", f"rung_gpumode_{self.name}", "eval"],
+            lib_dirs=[str(lib_dir)],
+        )
 
     def listed_seed(self, case: dict[str, Any]) -> int | None:
         seed = case.get("seed")

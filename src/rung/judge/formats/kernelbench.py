@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from rung.common.loader import import_file
+from rung.common.messages import FormatSide
 from rung.errors import ProblemError
 from rung.judge.formats.base import LoadedProblem
 
@@ -64,16 +65,16 @@ class KernelBenchProblem(LoadedProblem):
         with torch.no_grad():
             return self._models[key](*inputs)
 
-    def solution_side(self, lib_dir: Path) -> dict[str, Any]:
+    def solution_side(self, lib_dir: Path) -> FormatSide:
         init = list(self.module.get_init_inputs())
         if not all(v is None or isinstance(v, (bool, int, float, str)) for v in init):
             raise ProblemError(
                 f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings)"
             )
-        return {
-            **super().solution_side(lib_dir),
-            "format": "kernelbench",
-            "init_inputs": init,
-            "reference_names": ["Model", "get_inputs", "get_init_inputs"],
-            "forbidden_modules": [self.path.stem, f"rung_kernelbench_{self.path.stem}"],
-        }
+        return FormatSide(
+            entry=self.entry_name,
+            format="kernelbench",
+            init_inputs=init,
+            reference_names=["Model", "get_inputs", "get_init_inputs"],
+            forbidden_modules=[self.path.stem, f"rung_kernelbench_{self.path.stem}"],
+        )

@@ -36,17 +36,17 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
         )
     out = session.run_dir / "profile"
     out.mkdir(parents=True, exist_ok=True)
-    start = session.profile_start()
+    start, env = session.profile_start()
     # ncu preloads its injection libraries into the target, which loads more of them, and its
     # metric tables, from ncu's own folder while it profiles: the confined target must read it
     # (on an H200, without it: "Failed to profile softmax_kernel", exit code 11).
-    start["tool_dirs"] = [str(Path(exe).resolve().parent)]
+    start.tool_dirs = [str(Path(exe).resolve().parent)]
     index = len(session.problem.benchmarks) - 1
     case = session.problem.benchmarks[index]
     inputs_path = session.run_dir / "solution" / "profile_inputs.pt"
     torch.save(session.inputs(case, trial_seed(session.seed, 1000 + index, 0)), inputs_path)
     start_path = out / "start.json"
-    start_path.write_text(json.dumps({k: v for k, v in start.items() if k != "env"}))
+    start_path.write_text(json.dumps(start.to_dict()))
     log, target_log = out / "ncu.csv", out / "target.log"
     target = [sys.executable, "-m", "rung.solution.profile_target", str(start_path), str(inputs_path)]
     began = time.perf_counter()
@@ -56,8 +56,8 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
-            env=start["env"],
-            cwd=start["scratch"],
+            env=env,
+            cwd=start.scratch,
             start_new_session=True,
         )
         try:
