@@ -75,6 +75,7 @@ def test_secrets_never_reach_the_worker(climb, monkeypatch):
 def test_the_controller_never_imports_solution_code(climb):
     import sys
 
+    before = set(sys.modules)  # other tests in this process may have loaded problems as a judge
     climb(TINY, SOL / "good.py")
-    assert "rung_solution" not in sys.modules
-    assert not any(name.startswith("rung_problem") for name in sys.modules)
+    new = set(sys.modules) - before
+    assert not [n for n in new if n.startswith(("rung_solution", "rung_problem", "torch", "triton"))]
