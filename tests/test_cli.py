@@ -148,3 +148,11 @@ def test_rung_skip_leaves_rungs_out_saying_so(tmp_path, climb):
     )
     assert done.returncode == 2 and "RUNG_SKIP names profiel: not a rung" in done.stderr
     assert json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)["runs"] == []
+
+
+def test_device_says_what_this_kernel_offers_to_confine_solutions(tmp_path):
+    done = rung("device", "--json", "--workspace", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    offered = json.loads(done.stdout)["confinement"]
+    assert set(offered) >= {"landlock_abi", "filesystem", "ptrace", "signals", "subreaper"}
+    assert all(v == "yes" or v.startswith("no: ") for k, v in offered.items() if k != "landlock_abi")

@@ -205,17 +205,20 @@ def device(
         bool, typer.Option("--remeasure", help="Measure again, ignoring the cache.")
     ] = False,
 ) -> None:
-    """This machine's GPU and its measured ceilings beside the datasheet (measured once, then cached)."""
+    """This machine's GPU and its measured ceilings beside the datasheet (measured once, then
+    cached), and what this kernel offers to confine solution processes."""
     if not json_out:
         err.print(
             "asking a worker about this machine (a GPU's ceilings are measured once: about a minute)",
             style="dim",
         )
     dev = api.device(workspace, remeasure)
+    confinement = confine.probe()
     if json_out:
-        print(dumps({"schema": SCHEMA, "device": dev}))
+        print(dumps({"schema": SCHEMA, "device": dev, "confinement": confinement}))
         return
     out.print(render.device(dev))
+    out.print(render.confinement(confinement))
 
 
 @app.command()

@@ -189,6 +189,16 @@ def device(dev: Device) -> Table:
     return table
 
 
+def confinement(offered: dict[str, str]) -> Table:
+    """What the kernel offers to confine a solution process ("no: why" where it is missing)."""
+    table = Table(title="confinement of solution processes (docs/SECURITY.md)", header_style="bold")
+    table.add_column("mechanism")
+    table.add_column("here")
+    for key, value in offered.items():
+        table.add_row(key, value if value.startswith("no") else f"[green]{value}[/green]")
+    return table
+
+
 def event(e: dict[str, Any], rounds: int) -> str:
     """One line of optimize progress for a person (scripts read the same events as JSON lines)."""
     kind = e["event"]
