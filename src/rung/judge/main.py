@@ -104,11 +104,11 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         )
     except ChildCrashed as e:
         result = _lost(session, op, Status.ERROR, e.how, e.stderr_tail)
-    except ProblemError as e:
+    except ProblemError as e:  # the problem's own code raised: not the solution's fault
         return {"problem_error": str(e)}
-    except Exception as e:  # problem code, or the judge's own: never the solution's fault
+    except Exception as e:  # the judge's own failure: a bug of rung's, or an answer it could not read
         traceback.print_exc()
-        return {"problem_error": f"{session.problem_path}: {type(e).__name__}: {e}"}
+        result = RungResult(op, Status.ERROR, f"rung's judge failed: {type(e).__name__}: {e}")
     result.seconds = round(time.perf_counter() - start, 4)
     return result.to_dict()
 

@@ -88,7 +88,23 @@ class Session:
         return self._builder
 
     def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
-        return self.problem.inputs(case, seed, device or self.device)
+        return self._problems_own("generate_input", self.problem.inputs, case, seed, device or self.device)
+
+    def check(self, inputs: tuple[Any, ...], value: Any) -> tuple[bool, str] | None:
+        """The problem's own verdict on an output, where it has one (GPU MODE's check_implementation)."""
+        return self._problems_own("check", self.problem.check, inputs, value)
+
+    def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
+        return self._problems_own("cost", self.problem.cost, case)
+
+    def _problems_own(self, what: str, fn: Any, *args: Any) -> Any:
+        """Problem code: whatever it raises is the problem's fault (ProblemError), never the solution's."""
+        try:
+            return fn(*args)
+        except ProblemError:
+            raise
+        except Exception as e:
+            raise ProblemError(f"{self.problem.path}: its {what} raised {type(e).__name__}: {e}") from None
 
     def reference(self, inputs: tuple[Any, ...], precise: bool) -> Any:
         """The reference output: on float64 copies when `precise` (and allowed), else as given."""

@@ -143,7 +143,7 @@ def _case(
         if "median_ms" in r["compile"]:
             r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], r)
         wall.lap("baseline")
-    cost = session.problem.cost(case)
+    cost = session.cost(case)
     if cost:
         r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or _math(first)})
         seconds = r["median_ms"] / 1e3
