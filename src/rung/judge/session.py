@@ -136,7 +136,7 @@ class Session:
         return Called(report, outs, placed)
 
     def release(self, placed: Placed) -> None:
-        self.solution.free(placed.ids)
+        self.solution.free(placed.ids, placed.local)
 
     def harm(self) -> dict[str, Any]:
         return self.solution.last_harm

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # torch is imported where buffers are handled: starting a pro
     from rung.common.shm import TensorSpec
 
 START_TIMEOUT_S = 600.0  # importing torch on a loaded machine; not part of any rung's limit
+KEEP_BYTES = 256 * 2**20  # kept for reuse between calls: small cases' inputs and output slots
 
 
 @dataclass
@@ -45,6 +46,8 @@ class SolutionProcess:
         self.side: FormatSide | None = None  # the format's part, sent once the process is ready
         self.last_harm: dict[str, Any] = {}
         self._unused: list[int] = []  # buffers to free, sent with the next request
+        self._kept: dict[TensorSpec, list[tuple[int, torch.Tensor]]] = {}  # buffers to use again
+        self._kept_bytes = 0
         self.shm_dir: Path | None = None
 
     @property
@@ -91,15 +94,25 @@ class SolutionProcess:
     def allocate(
         self, specs: list[TensorSpec], timeout_s: float = 120
     ) -> tuple[list[int], list[torch.Tensor]]:
-        """New buffers in the solution process, and the judge's view of each."""
+        """Buffers in the solution process (kept ones first, the rest made in one request), and
+        the judge's view of each."""
         from rung.common.shm import open_buffer
 
-        if not specs:
-            return [], []
-        answer = self.request("alloc", {"specs": [s.to_dict() for s in specs]}, timeout_s)
-        made = answer["buffers"]
-        ids = [int(key) for key, _ in made]
-        return ids, [open_buffer(spec, handle) for spec, (_, handle) in zip(specs, made, strict=True)]
+        ids: list[int] = [-1] * len(specs)
+        views: list[Any] = [None] * len(specs)
+        missing = []
+        for k, spec in enumerate(specs):
+            kept = self._kept.get(spec)
+            if kept:
+                ids[k], views[k] = kept.pop()
+                self._kept_bytes -= spec.nbytes
+            else:
+                missing.append(k)
+        if missing:
+            answer = self.request("alloc", {"specs": [specs[k].to_dict() for k in missing]}, timeout_s)
+            for k, (key, handle) in zip(missing, answer["buffers"], strict=True):
+                ids[k], views[k] = int(key), open_buffer(specs[k], handle)
+        return ids, views
 
     def place(self, inputs: Any) -> Placed:
         """`inputs` copied into new buffers of the solution process."""
@@ -124,10 +137,21 @@ class SolutionProcess:
             view.copy_(t)
         _sync(placed.local)
 
-    def free(self, ids: list[int]) -> None:
-        """Buffers no longer needed: freed with the next request (no round trip of their own)."""
-        if self.child.alive:
-            self._unused.extend(ids)
+    def free(self, ids: list[int], views: list[torch.Tensor]) -> None:
+        """Buffers no longer needed: kept for the next call that needs their shape (up to
+        KEEP_BYTES: each new one costs a request and, on a GPU, an IPC mapping), else freed with
+        the next request."""
+        from rung.common.shm import TensorSpec
+
+        if not self.child.alive:
+            return
+        for key, view in zip(ids, views, strict=True):
+            spec = TensorSpec.of(view)
+            if spec.device != "meta" and self._kept_bytes + spec.nbytes <= KEEP_BYTES:
+                self._kept.setdefault(spec, []).append((key, view))
+                self._kept_bytes += spec.nbytes
+            else:
+                self._unused.append(key)
 
     def call(
         self, placed: Placed, expected: list[TensorSpec], timeout_s: float, suppress: bool = False
@@ -144,8 +168,7 @@ class SolutionProcess:
                 meta = report.outputs[j] if j < len(report.outputs) else None
                 outs.append(view.clone() if meta is not None and meta.copied else None)
         finally:
-            del slots
-            self.free(slot_ids)
+            self.free(slot_ids, slots)
         return report, outs
 
     def read(self, placed: Placed) -> list[torch.Tensor]:
@@ -159,7 +182,7 @@ class SolutionProcess:
 
     def _let_go(self) -> None:
         """Forget what belonged to a process that is gone: its buffers, its readiness."""
-        self.ready, self._unused = {}, []
+        self.ready, self._unused, self._kept, self._kept_bytes = {}, [], {}, 0
         if self.shm_dir is not None:
             shutil.rmtree(self.shm_dir, ignore_errors=True)
 

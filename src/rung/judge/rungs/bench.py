@@ -121,8 +121,10 @@ def _case(
         wall.lap("solution")
         checked = _check_timed(session, case, sets, expected, sol, slots, held_s)
     finally:
-        for ids in [p.ids for p in placed] + slot_ids:
-            proc.free(ids)
+        for p in placed:
+            proc.free(p.ids, p.local)
+        for ids, views in zip(slot_ids, slots, strict=True):
+            proc.free(ids, views)
     after = Reading.start()  # ... and while the reference runs, right after the solution's samples
     ref = measure(
         lambda i: session.problem.reference(sets[i % len(sets)]),

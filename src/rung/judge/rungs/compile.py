@@ -82,4 +82,4 @@ def _build(session: Any, cases: list[dict[str, Any]], device: str, arch: str, ou
         )
     finally:
         for p in placed:
-            builder.free(p.ids)
+            builder.free(p.ids, p.local)
