@@ -1,4 +1,4 @@
-"""What every problem format provides to the judge: cases, inputs, a reference, a policy."""
+"""What every problem format provides to the judge: cases, inputs, a reference, a policy, sizes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from rung.common.messages import FormatSide
+from rung.common.trees import leaves
 from rung.errors import ProblemError
 from rung.spec import Problem
+
+
+@dataclass(frozen=True)
+class CaseSize:
+    """A case's inputs plus output, in bytes, found without building the case: how it was
+    found, or why it cannot be (then `total_bytes` is None), and whether the output is a guess."""
+
+    total_bytes: int | None
+    how: str
+    estimated: bool = False
 
 
 @dataclass
@@ -53,6 +66,28 @@ class LoadedProblem:
         """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
         return None
 
+    def case_size(self, case: dict[str, Any]) -> CaseSize:
+        """Inputs plus output of `case` without building it: the inputs drawn on the meta device
+        (shapes, no data), the output from the reference run on them, or, where the reference
+        cannot run on meta tensors, guessed as large as the inputs."""
+        if not self.meta_inputs:
+            return CaseSize(None, "its inputs cannot be drawn on the meta device")
+        try:
+            inputs = self.inputs(case, 0, "meta")
+        except Exception as e:
+            return CaseSize(None, f"drawing its inputs on the meta device raised {type(e).__name__}")
+        drawn = _nbytes(inputs)
+        try:
+            with torch.no_grad():
+                out = _nbytes(self.reference(inputs))
+        except Exception:
+            return CaseSize(
+                2 * drawn,
+                "output estimated as large as the inputs: the reference fails on meta tensors",
+                True,
+            )
+        return CaseSize(drawn + out, "inputs and output on the meta device")
+
     def solution_side(self, lib_dir: Path) -> FormatSide:
         """What the solution process is told: the entry point and format, the names and modules
         of the reference it may not use, and the folders of helpers the format shares with
@@ -73,6 +108,10 @@ class LoadedProblem:
             tolerance=self.tolerance,
             has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
         )
+
+
+def _nbytes(tree: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in leaves(tree))
 
 
 def case_list(value: Any, where: str) -> list[dict[str, Any]]:

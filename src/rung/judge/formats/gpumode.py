@@ -28,7 +28,7 @@ from rung.common.messages import FormatSide
 from rung.common.poison import poison
 from rung.common.trees import clone_tree, leaves
 from rung.errors import ProblemError
-from rung.judge.formats.base import LoadedProblem, case_list
+from rung.judge.formats.base import CaseSize, LoadedProblem, case_list
 
 SUBMISSION = "@SUBMISSION@"
 
@@ -99,6 +99,11 @@ class GpuModeProblem(LoadedProblem):
 
     def reference(self, inputs: tuple[Any, ...]) -> Any:
         return self.module.ref_kernel(inputs[0])
+
+    def case_size(self, case: dict[str, Any]) -> CaseSize:
+        return CaseSize(
+            None, "generate_input picks its own device, so the case has no size until it is built"
+        )
 
     def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
         fn = getattr(self.module, "check_implementation", None)

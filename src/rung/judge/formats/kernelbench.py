@@ -6,10 +6,16 @@ Both models are built from get_init_inputs() after the same `torch.manual_seed`,
 weights match, and moved to the device; the reference is Model's forward (in float64 on a
 float64 copy of the model for the precise comparison). Inputs come from get_inputs() after
 `torch.manual_seed(seed)`, so every trial draws fresh ones. No cost model: the roofline says so.
+
+On the meta device get_inputs() runs under `with torch.device("meta")`, so the tensors it makes
+with torch.rand and the like have shapes and no data (KernelBench's ReLU is 6 GiB of input), and
+Model is built there too; that is how a case is sized before anything is allocated, and what the
+compile rung specialises its kernels on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
 from typing import Any
@@ -41,18 +47,20 @@ class KernelBenchProblem(LoadedProblem):
             benchmarks=[{}],
             entry_name="ModelNew",
         )
-        self.meta_inputs = False
         self.module = module
         self._models: dict[tuple[str, bool], Any] = {}
 
     def _build(self, cls: Any, device: str) -> Any:
         torch.manual_seed(WEIGHT_SEED)
-        model = cls(*self.module.get_init_inputs())
+        with _on_meta(device):
+            model = cls(*self.module.get_init_inputs())
         return model.to(device) if hasattr(model, "to") else model
 
     def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
         torch.manual_seed(seed)
-        return tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in self.module.get_inputs())
+        with _on_meta(device):
+            drawn = self.module.get_inputs()
+        return tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in drawn)
 
     def reference(self, inputs: tuple[Any, ...]) -> Any:
         tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
@@ -78,3 +86,8 @@ class KernelBenchProblem(LoadedProblem):
             reference_names=["Model", "get_inputs", "get_init_inputs"],
             forbidden_modules=[self.path.stem, f"rung_kernelbench_{self.path.stem}"],
         )
+
+
+def _on_meta(device: str) -> contextlib.AbstractContextManager[Any]:
+    """Where `device` is meta, tensors made inside land there: shapes, no data."""
+    return torch.device("meta") if device == "meta" else contextlib.nullcontext()

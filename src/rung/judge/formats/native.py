@@ -15,7 +15,7 @@ from typing import Any
 
 from rung.common.loader import import_file
 from rung.errors import ProblemError
-from rung.judge.formats.base import LoadedProblem, case_list
+from rung.judge.formats.base import CaseSize, LoadedProblem, case_list
 
 
 class NativeProblem(LoadedProblem):
@@ -64,3 +64,9 @@ class NativeProblem(LoadedProblem):
         if "math" in c:
             out["math"] = str(c["math"])
         return out
+
+    def case_size(self, case: dict[str, Any]) -> CaseSize:
+        """The cost model's bytes where it gives them (what a case must move: inputs and output),
+        else the inputs and output sized on the meta device."""
+        moved = (self.cost(case) or {}).get("bytes")
+        return CaseSize(int(moved), "the cost model's bytes") if moved else super().case_size(case)

@@ -2,8 +2,8 @@
 
 `correct` checks every TESTS case with RUNG_TRIALS fresh seeds. `scale` checks every BENCHMARKS
 case (the sizes that will be timed) with one fresh seed, so a kernel right only at small sizes
-does not pass. On the CPU a case too large for the interpreter is not run; `scale` then says
-which, and is SKIPPED rather than OK.
+does not pass. On the CPU a case too large for the interpreter is not built (case_size.py); the
+rung then checks the others, names it, and is SKIPPED rather than OK.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from rung import knobs
+from rung.judge import case_size
 from rung.judge.compare import Comparison, compare
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.judge.rungs.outputs import matched
@@ -118,7 +119,7 @@ def _check_cases(
 def correct(session: Any, params: dict[str, Any]) -> RungResult:
     tests = list(enumerate(session.problem.tests))
     trials = max(1, int(knobs.get("RUNG_TRIALS")))
-    m = _check_cases(session, tests, trials, "test")
+    m = _check_fitting(session, tests, trials, "test")
     return RungResult(
         "correct", Status.OK, f"{m['cases']} test cases x {trials} fresh seeds match the reference", m
     )
@@ -129,46 +130,21 @@ def scale(session: Any, params: dict[str, Any]) -> RungResult:
     if not benchmarks:
         raise Skipped("the problem lists no BENCHMARKS")
     offset = len(session.problem.tests)
-    feasible, too_big = [], []
-    for i, case in enumerate(benchmarks):
-        reason = _too_big_here(session, case)
-        if reason:
-            too_big.append(f"{case} ({reason})")
-        else:
-            feasible.append((offset + i, case))
-    m: dict[str, Any] = (
-        _check_cases(session, feasible, 1, "benchmark") if feasible else {"cases": 0, "trials": 0}
-    )
-    m["not_checked"] = too_big
-    if too_big:
-        raise Skipped(
-            f"checked {len(feasible)} of {len(benchmarks)} benchmark cases (all match); "
-            f"too large for the CPU interpreter: {'; '.join(too_big)}",
-            m,
-        )
+    m = _check_fitting(session, [(offset + i, c) for i, c in enumerate(benchmarks)], 1, "benchmark")
     return RungResult("scale", Status.OK, f"all {len(benchmarks)} benchmark cases match the reference", m)
 
 
-def _too_big_here(session: Any, case: dict[str, Any]) -> str:
-    """Why `case` is too large to check on this device, or '' when it is not."""
-    if session.device != "cpu":
-        return ""
-    mb_limit = float(knobs.get("RUNG_CPU_MAX_CASE_MB"))
-    gflop_limit = float(knobs.get("RUNG_CPU_MAX_CASE_GFLOP"))
-    cost = session.problem.cost(case) or {}
-    size = (int(cost["bytes"]) if cost.get("bytes") else _input_bytes(session, case)) / 2**20
-    if size > mb_limit:
-        return f"{size:.0f} MiB > RUNG_CPU_MAX_CASE_MB={mb_limit:g}"
-    gflop = int(cost.get("flops", 0)) / 1e9
-    if gflop > gflop_limit:
-        return f"{gflop:.1f} GFLOP > RUNG_CPU_MAX_CASE_GFLOP={gflop_limit:g}"
-    return ""
-
-
-def _input_bytes(session: Any, case: dict[str, Any]) -> int:
-    """Bytes of the case's inputs, sized on the meta device (for problems without a cost model)."""
-    try:
-        inputs = session.inputs(case, 0, device="meta")
-    except Exception:
-        return 0
-    return sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
+def _check_fitting(
+    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str
+) -> dict[str, Any]:
+    """The cases that fit this machine checked; SKIPPED, naming the others, when some do not."""
+    feasible, over, unknown = case_size.split(session, cases)
+    m: dict[str, Any] = (
+        _check_cases(session, feasible, trials, what) if feasible else {"cases": 0, "trials": 0}
+    )
+    m.update(unknown)
+    if over:
+        m["not_checked"] = over
+        checked = f"checked {len(feasible)} of {len(cases)} {what} cases (all match); " if feasible else ""
+        raise Skipped(f"{checked}{'; '.join(over)}: {case_size.TOO_LARGE}", m)
+    return m

@@ -4,7 +4,8 @@ On the first test case: inputs unchanged by the call; the output neither an alia
 a tensor subclass or lazy object; for a Triton solution, a Triton kernel actually launched; the
 same input twice gives the same bits; new values written into the same input tensors (same
 addresses, same shapes) give the new answer, not a cached one; timing and comparison functions
-not replaced; no thread left running. Every check runs; each one that fires is named.
+not replaced; no thread left running. Every check runs; each one that fires is named. SKIPPED,
+before anything is built, when the first test case is too large for this machine (case_size.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch
 from rung import backends
 from rung.common.poison import poisoned_mask
 from rung.common.trees import clone_tree, leaves, tensor_list
+from rung.judge import case_size
 from rung.judge.compare import compare
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
@@ -24,7 +26,7 @@ from rung.spec import Backend, RungResult, Status
 
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
-    case = session.problem.tests[0]
+    case, size = case_size.first_test_case(session)
     backend = backends.detect(session.source.read_text(errors="replace")).BACKEND
     checks: dict[str, str] = {}
     fired: list[str] = []
@@ -76,7 +78,7 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     extra = int(harm.get("python_threads", 0)) - threads_before
     verdict("no_stray_threads", f"{extra} thread(s) left running after 3 calls" if extra > 0 else "")
 
-    metrics = {"checks": checks, "launches": first.report.launches}
+    metrics = {"checks": checks, "launches": first.report.launches, **size}
     if fired:
         raise Failed("; ".join(fired), metrics)
     passed = sum(v == "ok" for v in checks.values())

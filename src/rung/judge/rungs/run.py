@@ -1,4 +1,6 @@
-"""run: one call on the first test case; kind, shape, dtype, every element written, finite."""
+"""run: one call on the first test case; kind, shape, dtype, every element written, finite.
+
+SKIPPED, before anything is built, when that case is too large for this machine (case_size.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,14 @@ from typing import Any
 import torch
 
 from rung.common.poison import poisoned_mask
+from rung.judge import case_size
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
 from rung.spec import RungResult, Status
 
 
 def run(session: Any, params: dict[str, Any]) -> RungResult:
-    case = session.problem.tests[0]
+    case, size = case_size.first_test_case(session)
     inputs = session.inputs(case, session.seed)
     expected = session.reference(inputs, precise=False)
     called = session.call(inputs, expected)
@@ -22,6 +25,7 @@ def run(session: Any, params: dict[str, Any]) -> RungResult:
         "case": case,
         "call_s": round(called.report.seconds, 6),
         "launches": called.report.launches,
+        **size,
     }
     pairs = matched(called, expected)
     metrics["outputs"] = [
