@@ -145,3 +145,15 @@ def test_optimize_runs_on_both_formats(tmp_path, problem, start, candidate):
     (version,) = doc["candidates"]
     assert version["verdict"] == ("FAIL at correct" if "equal_weights" in candidate.name else "PASS")
     assert "/.rung/versions/" in version["path"]  # climbed as a stored version, away from the problem's files
+
+
+def test_kernelbench_init_inputs_may_be_shapes(tmp_path):
+    """KernelBench's LayerNorm passes its normalized_shape, a tuple, to the constructor."""
+    from rung.judge.formats.kernelbench import KernelBenchProblem
+
+    src = (FIXTURES / "kernelbench" / "relu.py").read_text()
+    path = tmp_path / "shaped.py"
+    path.write_text(
+        src.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [(4, 8)]")
+    )
+    assert KernelBenchProblem(path).solution_side(tmp_path / "lib").init_inputs == [(4, 8)]

@@ -75,9 +75,10 @@ class KernelBenchProblem(LoadedProblem):
 
     def solution_side(self, lib_dir: Path) -> FormatSide:
         init = list(self.module.get_init_inputs())
-        if not all(v is None or isinstance(v, (bool, int, float, str)) for v in init):
+        if not all(_plain(v) for v in init):
             raise ProblemError(
-                f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings)"
+                f"{self.path}: get_init_inputs() must return plain values (ints, floats, strings, "
+                "and lists or tuples of them): they cross to the solution process as JSON"
             )
         return FormatSide(
             entry=self.entry_name,
@@ -91,3 +92,11 @@ class KernelBenchProblem(LoadedProblem):
 def _on_meta(device: str) -> contextlib.AbstractContextManager[Any]:
     """Where `device` is meta, tensors made inside land there: shapes, no data."""
     return torch.device("meta") if device == "meta" else contextlib.nullcontext()
+
+
+def _plain(v: Any) -> bool:
+    """A value that crosses as JSON and comes back as what a constructor expects (a tuple as a
+    list: LayerNorm's normalized_shape takes either)."""
+    if isinstance(v, (list, tuple)):
+        return all(_plain(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str))

@@ -49,7 +49,7 @@ def judge_outputs(
     """The verdict on one call's copied-out outputs, against the references for its inputs."""
     pairs = matched(called, expected)
     value = pairs[0][0] if isinstance(expected, torch.Tensor) else tuple(g for g, _ in pairs)
-    own = session.problem.check(inputs, value)
+    own = session.check(inputs, value)
     if own is not None:
         ok, message = own
         return (
