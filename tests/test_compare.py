@@ -88,6 +88,53 @@ def test_psnr_and_cosine_floors_fail_a_noisy_output():
     assert compare(ref, ref, loose).ok
 
 
+def _flat_softmax(rows: int, cols: int) -> torch.Tensor:
+    """Softmax rows of mild logits: every value near 1/cols (1e-4 here), under float32's atol."""
+    g = torch.Generator().manual_seed(0)
+    return torch.softmax(0.5 * torch.randn(rows, cols, generator=g, dtype=torch.float64), dim=-1)
+
+
+def test_an_output_off_everywhere_by_one_percent_fails_the_norm_wise_test():
+    ref = _flat_softmax(4, 8192)
+    assert float(ref.max()) * 1.01e-2 < FP32.atol  # each element's error is within atol
+    c = compare((1.01 * ref).float(), ref, FP32)
+    assert not c.ok and c.metrics["mismatches"] == 0
+    assert c.metrics["norm_rel_err"] == pytest.approx(1e-2, rel=1e-4)
+    assert c.message == (
+        "norm-wise relative error 1.0e-02 > 1e-04 for float32: the whole output is off, not a few elements"
+    )
+
+
+def test_the_same_output_unscaled_passes_with_its_norm_wise_error():
+    ref = _flat_softmax(4, 8192)
+    c = compare(ref.float(), ref, FP32)
+    assert c.ok and 0 < c.metrics["norm_rel_err"] < 1e-7  # float32 rounding alone: about 0.42 u
+
+
+def test_a_bfloat16_output_rounded_from_the_reference_passes():
+    ref = torch.randn(256, 256, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    c = compare(ref.to(torch.bfloat16), ref, Tolerance.for_dtype("bfloat16"))
+    assert c.ok and 1e-3 < c.metrics["norm_rel_err"] < 2**-8  # near 2^-9, under bfloat16's u
+
+
+def test_a_problem_sets_the_norm_wise_ceiling():
+    ref = _flat_softmax(4, 8192)
+    scaled = (1.01 * ref).float()
+    assert compare(scaled, ref, Tolerance.for_dtype("float32", {"max_norm_rel_err": 2e-2})).ok
+    c = compare(ref.float() * 1.001, ref, Tolerance.for_dtype("float32", {"max_norm_rel_err": 1e-5}))
+    assert not c.ok and "norm-wise relative error 1.0e-03 > 1e-05 for float32" in c.message
+
+
+def test_a_zero_reference_leaves_the_verdict_to_the_elements():
+    zero = torch.zeros(3, 4, dtype=torch.float64)
+    c = compare(zero.float(), zero, FP32)
+    assert c.ok and c.metrics["norm_rel_err"] == 0.0
+    small = torch.full((3, 4), 0.5 * FP32.atol)  # within atol of 0: no division by zero, no failure
+    c = compare(small, zero, FP32)
+    assert c.ok and c.metrics["norm_rel_err"] == math.inf
+    assert not compare(small * 4, zero, FP32).ok  # beyond atol: the elements say so
+
+
 def test_integer_outputs_must_match_exactly():
     tol = Tolerance.for_dtype("int32")
     ref = torch.arange(5, dtype=torch.int32)

@@ -2,7 +2,9 @@
 
 Worker side (uses torch). NaN and Inf are handled explicitly: a non-finite value matches only the
 same non-finite value in the reference. Elements that still hold the harness's poison pattern
-are counted as not written.
+are counted as not written. Beside the element-wise test, the norm-wise relative error of the
+finite elements, ||got - ref||_2 / ||ref||_2 in float64, must stay under the dtype's ceiling: an
+output wrong everywhere by a small factor fails even when each element is within atol.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
     n = g.numel()
     mism = int(bad.sum())
     m: dict[str, Any] = {"elements": n, "mismatches": mism}
+    ref_norm = 0.0
     if n:
         fd, fr, fg = diff[both_finite], r[both_finite], g[both_finite]
         m["max_abs_err"] = float(fd.max()) if fd.numel() else 0.0
@@ -53,6 +56,7 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
         m["psnr_db"] = 10 * math.log10(peak**2 / mse) if mse > 0 and peak > 0 else math.inf
         den = float(fg.norm() * fr.norm())
         m["cosine"] = float((fg * fr).sum()) / den if den > 0 else float(torch.equal(fg, fr))
+        ref_norm, m["norm_rel_err"] = _norm_rel_err(fd, fr)
         m["got_nonfinite"] = int((~torch.isfinite(g)).sum())
         m["ref_nonfinite"] = int((~torch.isfinite(r)).sum())
         m["unwritten"] = int(unwritten.sum())
@@ -76,9 +80,27 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
         problems.append(f"PSNR {m['psnr_db']:.1f} dB below {tol.min_psnr_db:g} dB")
     if tol.min_cosine and m.get("cosine", 1.0) < tol.min_cosine:
         problems.append(f"cosine similarity {m['cosine']:.6f} below {tol.min_cosine:g}")
+    if tol.max_norm_rel_err and ref_norm > 0 and m["norm_rel_err"] > tol.max_norm_rel_err:
+        problems.append(
+            f"norm-wise relative error {m['norm_rel_err']:.1e} > {_sci(tol.max_norm_rel_err)}"
+            f"{' for ' + tol.dtype if tol.dtype else ''}: the whole output is off, not a few elements"
+        )
     if problems:
         return Comparison(False, "; ".join(problems), m)
     return Comparison(True, f"{n} elements within {tol.describe()}", m)
+
+
+def _norm_rel_err(diff: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
+    """(||ref||_2, ||diff||_2 / ||ref||_2) of finite float64 tensors; a zero reference gives a
+    ratio of 0 where there is no error, else inf (the caller then skips the test)."""
+    diff_norm, ref_norm = float(torch.linalg.vector_norm(diff)), float(torch.linalg.vector_norm(ref))
+    if ref_norm > 0:
+        return ref_norm, diff_norm / ref_norm
+    return 0.0, 0.0 if diff_norm == 0 else math.inf
+
+
+def _sci(x: float) -> str:
+    return f"{x:.1e}".replace(".0e", "e")
 
 
 def _num(x: torch.Tensor) -> float:
