@@ -3,7 +3,7 @@
 TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
 generate_input(seed, device, **case) -> tuple    the solution's positional inputs
 reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
-TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine"} override
+TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine", "max_norm_rel_err"} override
 cost(**case)             optional {"flops": int, "bytes": int}, minimum work for the roofline,
                          and optionally "math": the ceiling its FLOPs run against (roofline.py)
 """

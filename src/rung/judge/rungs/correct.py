@@ -84,6 +84,7 @@ def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "max_abs_err": max(f.get("max_abs_err", 0.0) for f in finite),
         "max_rel_err": max(f.get("max_rel_err", 0.0) for f in finite),
+        "norm_rel_err": max(f.get("norm_rel_err", 0.0) for f in finite),
         "mse": max(f.get("mse", 0.0) for f in finite),
         "rmse": max(f.get("rmse", 0.0) for f in finite),
         "psnr_db": min(f.get("psnr_db", math.inf) for f in finite),
