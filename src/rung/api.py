@@ -68,7 +68,7 @@ def show(run_id: int, workspace: str | Path | None = None) -> Run:
 
 
 def problem(path: str | Path, workspace: str | Path | None = None) -> Problem:
-    """What a problem holds (its cases, tolerance, whether it has a cost model), as a worker reads it."""
+    """What a problem holds (its cases, tolerance, whether it has a cost model), as a judge reads it."""
     store = open_store(workspace)
     try:
         return runner.describe(Path(path), store.root / "scratch")[0]

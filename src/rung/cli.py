@@ -209,7 +209,7 @@ def device(
     cached), and what this kernel offers to confine solution processes."""
     if not json_out:
         err.print(
-            "asking a worker about this machine (a GPU's ceilings are measured once: about a minute)",
+            "asking a judge process about this machine (a GPU's ceilings are measured once: about a minute)",
             style="dim",
         )
     dev = api.device(workspace, remeasure)

@@ -26,4 +26,4 @@ class StoreError(RungError):
 
 
 class WorkerError(RungError):
-    """The worker process died or broke its protocol."""
+    """A judge or solution process died or broke its protocol."""

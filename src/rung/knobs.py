@@ -41,7 +41,7 @@ KNOBS: dict[str, Knob] = {
             2.0,
             "largest case (GFLOP, from the cost model) checked on the CPU",
         ),
-        Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU worker in MiB; 0 for none"),
+        Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU solution process in MiB; 0 for none"),
         Knob(
             "RUNG_BENCH_WARMUP_S", float, 0.1, "warm-up per timed function and case, in seconds of wall time"
         ),
@@ -73,8 +73,13 @@ KNOBS: dict[str, Knob] = {
             1,
             "1: confine solution processes (Landlock, scoped signals); 0 only to diagnose a kernel that refuses it",
         ),
-        Knob("RUNG_SECRET_ENV", str, "", "extra comma-separated variable names stripped from workers"),
-        Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a worker's stderr kept in a crash message"),
+        Knob(
+            "RUNG_SECRET_ENV",
+            str,
+            "",
+            "extra comma-separated variable names kept from judges and solution processes",
+        ),
+        Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a judge's stderr kept in a crash message"),
     ]
 }
 
@@ -98,13 +103,13 @@ _keys_read: set[str] = set()  # variables api_key() read: secrets whatever their
 
 def api_key(name: str) -> str:
     """An API key from the environment ('' if unset). Not a knob: never printed, never stored,
-    and the variable is stripped from every worker's environment from then on."""
+    and the variable is kept from every judge's environment from then on."""
     _keys_read.add(name)
     return os.environ.get(name, "")
 
 
 def secret_names(environ: dict[str, str]) -> set[str]:
-    """Names of variables a worker must not see: keys, tokens, passwords, RUNG_SECRET_ENV, and
+    """Names of variables a judge must not see: keys, tokens, passwords, RUNG_SECRET_ENV, and
     every variable an API key was read from."""
     markers = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
     extra = {n.strip() for n in str(get("RUNG_SECRET_ENV")).split(",") if n.strip()} | _keys_read

@@ -21,7 +21,11 @@ class RungSpec:
 
 
 LADDER: tuple[RungSpec, ...] = (
-    RungSpec("load", "import in a fresh worker; find custom_kernel; detect the backend", timeout_s=120),
+    RungSpec(
+        "load",
+        "import in a fresh, confined solution process; find custom_kernel; detect the backend",
+        timeout_s=120,
+    ),
     RungSpec(
         "compile",
         "build every launched kernel for the target without running it",

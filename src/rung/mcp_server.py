@@ -10,7 +10,7 @@ Paths are relative to the workspace root (absolute ones are taken as they are). 
 reads a file only where its path, symlinks followed, lies inside the workspace folder, and
 returns its text, cut after MAX_ARTIFACT_BYTES.
 
-The protocol owns this process's stdout. Workers write theirs to log files under `.rung/`, the
+The protocol owns this process's stdout. Judges and solution processes write theirs to log files under `.rung/`, the
 controller prints nothing, and while it serves the SDK points file descriptor 1 at stderr, so a
 stray print lands there and never on the wire.
 """

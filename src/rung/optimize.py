@@ -110,7 +110,7 @@ def better(new: Run, best: Run) -> bool:
 
 
 def gpu_seconds(run: Run) -> float:
-    """Seconds of the rungs that ran in a worker on a GPU (none on a CPU-only machine)."""
+    """Seconds of the rungs that ran in a judge on a GPU (none on a CPU-only machine)."""
     if run.device.kind != "cuda":
         return 0.0
     return sum(r.seconds for r in run.rungs if r.name not in ("compile", "roofline", "dump"))

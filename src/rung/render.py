@@ -104,7 +104,7 @@ def print_rung(console: Console, run: Run, r: RungResult) -> None:
 
 
 def print_problem(console: Console, problem: Problem) -> None:
-    """A problem's cases, tolerance and cost model, as its worker read them."""
+    """A problem's cases, tolerance and cost model, as its judge read them."""
     console.print(Text.assemble((problem.name, "bold"), (f"  {problem.path}", "dim")))
     if problem.doc.strip():
         console.print(problem.doc.strip().splitlines()[0], markup=False)

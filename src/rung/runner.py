@@ -1,8 +1,8 @@
-"""Climbing the ladder: one worker per solution, one request per rung, every verdict stored.
+"""Climbing the ladder: one judge per solution, one request per rung, every verdict stored.
 
-Controller side: this module never imports a solution and never touches CUDA. A worker that
+Controller side: this module never imports a solution and never touches CUDA. A judge that
 crashes or hangs costs the rung it was on (ERROR or TIMEOUT, with its stderr tail); the next
-rung that can still tell something starts a fresh worker.
+rung that can still tell something starts a fresh judge.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _hello(
 
 
 def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, Any]:
-    """One request to a fresh worker that holds no solution."""
+    """One request to a fresh judge that holds no solution."""
     worker = Worker(_hello(folder, None, None, scratch, 0), scratch)
     try:
         return worker.call(op, {}, timeout_s)
@@ -66,7 +66,7 @@ def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, An
 
 
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
-    """Load the problem in a worker: its cases and this machine's device, or ProblemError."""
+    """Load the problem in a judge: its cases and this machine's device, or ProblemError."""
     if not problem_dir.exists():
         raise ProblemError(f"{problem_dir}: no such folder or file")
     try:
@@ -85,7 +85,7 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
 
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:
-    """This machine's device, asked of a worker, with its ceilings where it is a GPU."""
+    """This machine's device, asked of a judge, with its ceilings where it is a GPU."""
     device = Device(**_ask(Path.cwd(), scratch, "device", 120)["device"])
     if device.kind == "cuda":
         device.ceilings = device_ceilings(device, scratch, remeasure)
@@ -93,7 +93,7 @@ def probe_device(scratch: Path, remeasure: bool = False) -> Device:
 
 
 def device_ceilings(device: Device, scratch: Path, remeasure: bool = False) -> dict[str, Any]:
-    """The GPU's measured ceilings: from the cache, else measured now in a worker and cached."""
+    """The GPU's measured ceilings: from the cache, else measured now in a judge and cached."""
     known = None if remeasure else devices.cached(device)
     if known is not None:
         return known
@@ -232,7 +232,7 @@ def _tail(stderr: str) -> str:
 
 
 def environment() -> dict[str, str]:
-    """What the controller knows of this machine; the worker adds the GPU's side."""
+    """What the controller knows of this machine; the judge adds the GPU's side."""
     import importlib.metadata as md
 
     env = {"python": platform.python_version(), "platform": platform.platform()}

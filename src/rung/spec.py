@@ -1,6 +1,6 @@
 """The data model of rung: the contract every other module imports, and never the reverse.
 
-Standard library only. Everything that crosses a process boundary (worker to controller, CLI to
+Standard library only. Everything that crosses a process boundary (judge to controller, CLI to
 a script, store to disk) is JSON of these types, stamped with `SCHEMA`. Numbers carry their unit
 in their name (`median_ms`, `max_abs_err`, `seconds`).
 """
@@ -25,7 +25,7 @@ class Status(str, enum.Enum):
     OK = "OK"
     FAILED = "FAILED"  # the solution is wrong, or broke a rule
     SKIPPED = "SKIPPED"  # could not run here, or a rung it needs did not pass; the message says which
-    ERROR = "ERROR"  # the solution raised or crashed its worker
+    ERROR = "ERROR"  # the solution raised or crashed its process
     TIMEOUT = "TIMEOUT"  # the rung ran past its time limit
     INTERRUPTED = "INTERRUPTED"  # a person stopped it (Ctrl-C, SIGTERM): it says nothing of the solution
 
@@ -46,7 +46,7 @@ class Backend(str, enum.Enum):
 
 @dataclass
 class Problem:
-    """An operation to write kernels for, as the controller sees it (the worker holds the code)."""
+    """An operation to write kernels for, as the controller sees it (the judge holds the code)."""
 
     name: str
     path: str

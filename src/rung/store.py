@@ -65,7 +65,7 @@ PROPOSAL_COLUMNS = {
     "cost_usd": "REAL",  # NULL where the model's price is not known
     "agent_s": "REAL NOT NULL DEFAULT 0",  # wall seconds the agent spent writing it
     "ladder_s": "REAL NOT NULL DEFAULT 0",  # wall seconds of its climb
-    "gpu_s": "REAL NOT NULL DEFAULT 0",  # seconds of rungs run in a worker on a GPU
+    "gpu_s": "REAL NOT NULL DEFAULT 0",  # seconds of rungs run in a judge on a GPU
 }
 
 

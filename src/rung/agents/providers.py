@@ -3,7 +3,7 @@ endpoint (`openai` with a base URL: OpenAI, vLLM, SGLang, Ollama, llama.cpp serv
 
 The model and endpoint come from flags or a YAML config file; the API key only from the
 environment (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, or the variable the config names), never
-stored and never passed on (workers get an environment with every secret-looking variable
+stored and never passed on (judges and solution processes get an environment from an allow-list, every secret-looking variable
 removed). A local OpenAI-compatible server needs no key: with a base URL and no key set, a
 placeholder is sent.
 

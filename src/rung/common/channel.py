@@ -1,8 +1,9 @@
-"""The private channel between the controller and a worker: two pipes, JSON lines, a token.
+"""The private channel between a process and its child (the controller and a judge, a judge and
+its solution process): two pipes, JSON lines, a token.
 
-The worker inherits one pipe to read requests from and one to write results to; neither is its
-stdin, stdout or stderr, so whatever a solution prints lands in the worker's logs, never in the
-results. Every result carries a per-worker token the controller sent over the request pipe, so a
+The child inherits one pipe to read requests from and one to write results to; neither is its
+stdin, stdout or stderr, so whatever a solution prints lands in the child's logs, never in the
+results. Every result carries a per-child token the parent sent over the request pipe, so a
 line that a solution writes to the pipe by accident cannot pass for a result.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 
 
 class ChannelClosed(Exception):
-    """The other end closed the pipe (the worker died or the controller left)."""
+    """The other end closed the pipe (the child died or its parent left)."""
 
 
 class ChannelTimeout(Exception):

@@ -1,6 +1,7 @@
 """Device timing you can trust: L2 flushed, queue kept full, events per call, adaptive stop.
 
-Worker side (CUDA). Every timed call is preceded, in the stream, by a write to a buffer twice
+Where the kernels launch (CUDA): the solution process for the solution, the judge for the
+reference and the baseline. Every timed call is preceded, in the stream, by a write to a buffer twice
 the L2's size (so no input or output stays cached) and by a short spin kernel longer than the
 call's host-side overhead, so that when the start event fires the call is already queued: the
 interval between the events is device time, not submission latency. Samples are taken in

@@ -1,6 +1,6 @@
 """Measuring a GPU's ceilings: DRAM bandwidth, matrix FLOP/s per dtype, fp32 vector FLOP/s.
 
-Worker side (CUDA). Each figure is timed by the bench protocol (`rung.common.timing`) and uses the
+Judge side (CUDA). Each figure is timed by the bench protocol (`rung.common.timing`) and uses the
 median. DRAM: a 2 GiB device-to-device copy counting bytes read plus written, and a 1 GiB-per-
 operand add (two reads per write), the faster of the two being the ceiling: on an H200 the
 2^28-element vector adds of docs/BENCHMARKS.md moved 4.40 TB/s where the copy gave 4.29, and a

@@ -1,6 +1,6 @@
 """Comparing a solution's output with the reference: the figures, and where it went wrong.
 
-Worker side (uses torch). NaN and Inf are handled explicitly: a non-finite value matches only the
+Judge side (uses torch). NaN and Inf are handled explicitly: a non-finite value matches only the
 same non-finite value in the reference. Elements that still hold the harness's poison pattern
 are counted as not written. Beside the element-wise test, the norm-wise relative error of the
 finite elements, ||got - ref||_2 / ||ref||_2 in float64, must stay under the dtype's ceiling: an

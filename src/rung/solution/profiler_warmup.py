@@ -1,6 +1,6 @@
 """CUPTI's first use in a process is slow (most of a second on an H200: library load, activity
-buffers, the profiler's own start-up). A CUDA worker pays it once, in a background thread started
-with the worker, so that it overlaps the compile rung instead of adding to the first benchmark
+buffers, the profiler's own start-up). A CUDA solution process pays it once, in a background thread started
+with the process, so that it overlaps the compile rung instead of adding to the first benchmark
 case; bench waits for it before its first CUPTI pass, so the two never overlap."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The judge's side of each rung that needs the solution called, by rung name.
 
-Each function takes the worker's `Session` and the request's params and returns a `RungResult`,
+Each function takes the judge's `Session` and the request's params and returns a `RungResult`,
 or raises `Failed` / `Skipped`; anything else the solution raises becomes ERROR in `main`.
 """
 

@@ -4,7 +4,7 @@ The kernels are specialised for every benchmark case (the shapes that get timed:
 may well compile to other registers and spills), each called with meta tensors: no data, and
 pointers that look 16-byte aligned as on a GPU, so the build matches what the GPU will run. A
 kernel specialised alike for two cases is built once. Where the problem or the solution cannot
-work on meta tensors, the first test case on the worker's device is used instead. Each build's
+work on meta tensors, the first test case on the judge's device is used instead. Each build's
 `case` is the case whose call launched it (a recursive solution launches smaller shapes too).
 """
 

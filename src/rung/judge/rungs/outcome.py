@@ -1,4 +1,4 @@
-"""How a worker-side rung says it did not pass: raise `Failed` or `Skipped` with figures."""
+"""How a judge-side rung says it did not pass: raise `Failed` or `Skipped` with figures."""
 
 from __future__ import annotations
 
