@@ -41,7 +41,12 @@ KNOBS: dict[str, Knob] = {
             2.0,
             "largest case (GFLOP, from the cost model) checked on the CPU",
         ),
-        Knob("RUNG_WORKER_MEMORY_MB", int, 8192, "address-space limit of a CPU solution process in MiB; 0 for none"),
+        Knob(
+            "RUNG_WORKER_MEMORY_MB",
+            int,
+            8192,
+            "address-space limit of a CPU solution process in MiB; 0 for none",
+        ),
         Knob(
             "RUNG_BENCH_WARMUP_S", float, 0.1, "warm-up per timed function and case, in seconds of wall time"
         ),
