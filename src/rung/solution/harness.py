@@ -133,6 +133,7 @@ class Harness:
             return CallReport(kind_of(value))
         returned = "tensor" if isinstance(value, torch.Tensor) else f"{type(value).__name__} of {len(outs)}"
         metas = [self._meta(o, inputs, slots[j] if j < len(slots) else None) for j, o in enumerate(outs)]
+        self.sync()  # the copies are in the slots before the judge reads them
         self._previous = outs
         return CallReport(returned, metas)
 
@@ -144,7 +145,6 @@ class Harness:
             if TensorSpec.of(target) == spec:
                 with torch.no_grad():
                     target.copy_(out)
-                self.sync()
                 copied = True
         earlier = self._previous
         return OutputMeta(

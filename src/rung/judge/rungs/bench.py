@@ -33,7 +33,7 @@ from rung.clocks import Reading
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
-from rung.judge.rungs.correct import check_inputs, judge_outputs, trial_seed
+from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 from rung.stats import geomean, ratio
@@ -85,13 +85,14 @@ def _case(
     wall = Walls()
     seed = trial_seed(session.seed, 1000 + index, 0)
     first = session.inputs(case, seed)
-    ok, message, _ = check_inputs(session, first)
+    expected = session.reference(first, precise=False)
+    precise = session.reference(first, precise=True)  # also set 0's, for the timed calls' checks
+    ok, message, _ = check_against(session, first, expected, precise)
     if not ok:
         raise Failed(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
     sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first))]
-    expected = session.reference(first, precise=False)
     specs = session.expected(expected)
     proc = session.solution
     placed = [proc.place(s) for s in sets]
@@ -119,7 +120,7 @@ def _case(
         )
         held_s = time.perf_counter() - began
         wall.lap("solution")
-        checked = _check_timed(session, case, sets, expected, sol, slots, held_s)
+        checked = _check_timed(session, case, sets, (expected, precise), sol, slots, held_s)
     finally:
         for p in placed:
             proc.free(p.ids, p.local)
@@ -159,7 +160,7 @@ def _check_timed(
     session: Any,
     case: dict[str, Any],
     sets: list[Any],
-    expected: Any,
+    references: tuple[Any, Any],
     sol: dict[str, Any],
     slots: list[Any],
     held_s: float,
@@ -195,7 +196,8 @@ def _check_timed(
     shots = sol.get("snapshots") or []
     if not shots:
         raise Failed(f"{where}: no timed call's output came back to be checked")
-    precise: dict[int, Any] = {}  # the float64 reference per input set; shapes are set 0's
+    expected, first_precise = references  # set 0's; the shapes are every set's
+    precise: dict[int, Any] = {0: first_precise}  # the float64 reference per input set
     for shot in shots:
         k, i, s = int(shot["slot"]), int(shot["call"]), int(shot["set"])
         if not 0 <= s < len(sets) or not 0 <= k < len(slots):

@@ -37,7 +37,13 @@ def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict
     figures are reported beside it. The solution works on its own copy of the inputs, so the
     judge's stay as they were drawn."""
     expected = session.reference(inputs, precise=False)
-    precise = session.reference(inputs, precise=True)
+    return check_against(session, inputs, expected, session.reference(inputs, precise=True))
+
+
+def check_against(
+    session: Any, inputs: tuple[Any, ...], expected: Any, precise: Any
+) -> tuple[bool, str, dict[str, Any]]:
+    """`check_inputs` with the references already computed (by a caller that needs them again)."""
     called = session.call(inputs, expected)
     session.release(called.placed)
     return judge_outputs(session, inputs, called, expected, precise)

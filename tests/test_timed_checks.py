@@ -1,0 +1,84 @@
+"""What the judge checks of a timing it did not watch, on figures alone: each check fires on the
+answer it exists for (the GPU tests show the same with real cheats)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rung.common.measure import HARNESS, left_running
+from rung.judge.rungs.bench import _check_timed
+from rung.judge.rungs.outcome import Failed
+from rung.trace import CALL
+
+HONEST = {"events": {"mean_ms": 0.1, "samples": 100}, "snapshots": [], "harm": {}}
+
+
+def _judge(**answer):
+    return _check_timed(None, {"n": 1}, [], (None, None), {**HONEST, **answer}, [], held_s=1.0)
+
+
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ({"harm": {"patched": ["torch.cuda.Event.elapsed_time"]}}, "timing functions replaced while timed"),
+        ({"new_threads": 2}, "2 thread(s) left running after the timed calls"),
+        (
+            {"outside_launches": 3, "outside_names": ["add_kernel"]},
+            "device work launched outside any timed call",
+        ),
+        ({"late_calls": 5}, "5 timed call(s) still had work running after they returned"),
+        ({"events": {"mean_ms": 100.0, "samples": 100}}, "its timer was forged"),
+        ({}, "no timed call's output came back to be checked"),
+    ],
+)
+def test_each_check_fires_on_its_answer(answer, says):
+    with pytest.raises(Failed, match=says.replace("(", r"\(").replace(")", r"\)")):
+        _judge(**answer)
+
+
+def _range(name: str, ts: float, dur: float, tid: int = 1) -> dict:
+    return {"cat": "user_annotation", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": tid}
+
+
+def _launch(corr: int, ts: float, tid: int = 1) -> dict:
+    return {
+        "cat": "cuda_runtime",
+        "name": "cudaLaunchKernel",
+        "ts": ts,
+        "dur": 1,
+        "pid": 1,
+        "tid": tid,
+        "args": {"correlation": corr},
+    }
+
+
+def _kernel(corr: int, name: str, ts: float, dur: float) -> dict:
+    return {"cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": {"correlation": corr}}
+
+
+def _call(t: float, kernel_end: float, corr: int) -> list[dict]:
+    """A call at host time t whose kernel runs from t+10 to `kernel_end`, then the marker at t+30."""
+    return [
+        _range(CALL, t, 5),
+        _launch(corr, t + 1),
+        _kernel(corr, "add_kernel", t + 10, kernel_end - (t + 10)),
+        _range(HARNESS, t + 6, 2),
+        _launch(corr + 1, t + 7),
+        _kernel(corr + 1, "spin", t + 30, 1),
+    ]
+
+
+def test_an_honest_trace_leaves_nothing_running():
+    events = _call(0, 29, 1) + _call(100, 129, 3)
+    assert left_running(events) == {"outside_launches": 0, "outside_names": [], "late_calls": 0}
+
+
+def test_work_that_ends_after_the_marker_is_late():
+    events = _call(0, 60, 1) + _call(100, 129, 3)  # the first call's kernel outlives its marker
+    assert left_running(events)["late_calls"] == 1
+
+
+def test_a_launch_from_another_thread_is_outside_every_call():
+    events = [*_call(0, 29, 1), _launch(9, 3, tid=2), _kernel(9, "sneaky", 12, 5)]
+    found = left_running(events)
+    assert found["outside_launches"] == 1 and found["outside_names"] == ["sneaky"]
