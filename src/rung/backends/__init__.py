@@ -1,40 +1,58 @@
 """Kernel languages, one module each, found by what a solution imports.
 
-A backend module declares `BACKEND` (its name), `IMPORTS` (top-level modules whose import marks a
-solution as written in it) and, where it can build ahead of time, `compile_solution(...)`.
-Adding a language adds a module and one line to `REGISTRY`.
+Each backend module meets `base.KernelBackend`. Adding a language adds a module and one line to
+`REGISTRY`; `detect` and `detect_all` are the only places that answer "which backend".
 """
 
 from __future__ import annotations
 
 import ast
-import types
+from typing import cast
 
 from rung.backends import torch_backend, triton_backend
+from rung.backends.base import BuiltKernel, CompileFailed, KernelBackend
 from rung.spec import Backend
 
-# Most specific first: a Triton solution also imports torch.
-REGISTRY: list[types.ModuleType] = [triton_backend, torch_backend]
+# Most specific first: a Triton solution also imports torch. Torch is last: it matches everything.
+REGISTRY: list[KernelBackend] = [cast(KernelBackend, m) for m in (triton_backend, torch_backend)]
 
 
 def imported_modules(source: str) -> set[str]:
-    """Top-level names of every module `source` imports."""
+    """Dotted names of every module `source` imports, and each of their parents
+    (`import cutlass.cute as cute` gives "cutlass" and "cutlass.cute")."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            names.update(a.name.split(".")[0] for a in node.names)
+            dotted = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            dotted = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in dotted:
+            parts = name.split(".")
+            names.update(".".join(parts[: i + 1]) for i in range(len(parts)))
     return names
 
 
-def detect(source: str) -> types.ModuleType:
-    """The backend module of a solution's source (torch when nothing more specific is imported)."""
+def detect_all(source: str) -> list[KernelBackend]:
+    """Every backend `source` uses, most specific first; plain torch only when nothing else is."""
     names = imported_modules(source)
-    for backend in REGISTRY:
-        if names & set(backend.IMPORTS):
-            return backend
-    return torch_backend
+    found = [b for b in REGISTRY[:-1] if names & set(b.IMPORTS)]
+    return found or [REGISTRY[-1]]
 
 
-__all__ = ["REGISTRY", "Backend", "detect", "imported_modules"]
+def detect(source: str) -> KernelBackend:
+    """The backend a solution is named by: the first of `detect_all`."""
+    return detect_all(source)[0]
+
+
+__all__ = [
+    "REGISTRY",
+    "Backend",
+    "BuiltKernel",
+    "CompileFailed",
+    "KernelBackend",
+    "detect",
+    "detect_all",
+    "imported_modules",
+]

@@ -11,17 +11,18 @@ shared memory, local memory, spill instructions) are read from the CUBIN with cu
 from __future__ import annotations
 
 import re
-import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rung.backends.base import BuiltKernel, Call, CompileFailed, compiler_lines
+from rung.backends.cubin import describe
 from rung.spec import Backend
 
 BACKEND = Backend.TRITON
 IMPORTS = ("triton",)
+EXTRA = ""
 STAGES = ("ttir", "ttgir", "llir", "ptx")
 
 
@@ -66,28 +67,13 @@ def _programs(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | N
     return total
 
 
-@dataclass
-class BuiltKernel:
-    name: str
-    registers: int = 0
-    shared_bytes: int = 0
-    local_bytes: int = 0
-    spill_instructions: int = 0
-    num_warps: int = 0
-    num_stages: int = 0
-    signature: dict[str, str] = field(default_factory=dict)
-    constexprs: dict[str, Any] = field(default_factory=dict)
-    artifacts: list[str] = field(default_factory=list)
-    case: dict[str, Any] = field(default_factory=dict)  # the case whose call launched it
+def owns_kernel(name: str) -> bool:
+    """Triton names a kernel after its function; nothing in the name marks it as Triton's, so a
+    kernel is Triton's when it is none of torch's (at::, void at::native, cutlass, cublas)."""
+    return not re.match(r"(void )?(at::|cutlass|cublas|sm\d+_xmma|ampere_|nvjet|triton_poi_fused)", name)
 
 
-class CompileFailed(Exception):
-    """Triton rejected a kernel; the message holds the compiler's own lines."""
-
-
-def compile_solution(
-    solution_path: Path, calls: list[tuple[dict[str, Any], Callable[[Any], Any]]], arch: str, out_dir: Path
-) -> list[BuiltKernel]:
+def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:
     """Build every distinct kernel the given calls launch, for `arch`; write the stages to `out_dir`.
 
     Each `(case, call)`: `call(module)` calls the freshly imported module's entry point once, on
@@ -145,9 +131,9 @@ def _launches_compiled(arch: str) -> Iterator[list[tuple[str, Any, Any, dict[str
                 ASTSource(self, signature, constexprs, attrs), target=target, options=options.__dict__
             )
         except CompilationError as e:
-            raise CompileFailed(_compiler_lines(str(e))) from None
+            raise CompileFailed(compiler_lines(str(e))) from None
         except RuntimeError as e:  # ptxas and LLVM failures
-            raise CompileFailed(_compiler_lines(str(e))) from None
+            raise CompileFailed(compiler_lines(str(e))) from None
         names = [p.name for p in self.params]
         named = {names[k[0]]: _plain(v) for k, v in constexprs.items() if len(k) == 1}
         compiled.append((self.fn.__name__, kernel, options, dict(signature), named))
@@ -177,49 +163,7 @@ def _write(
             b.artifacts.append(str(path))
     cubin = out / f"{stem}.cubin"
     cubin.write_bytes(kernel.asm["cubin"])
-    b.artifacts.append(str(cubin))
-    sass = disassemble(cubin)
-    sass_path = out / f"{stem}.sass"
-    sass_path.write_text(sass)
-    b.artifacts.append(str(sass_path))
-    b.spill_instructions = len(re.findall(r"\b(?:STL|LDL)\b", sass))
-    usage = resource_usage(cubin)
-    b.registers, b.local_bytes = usage.get("REG", 0), usage.get("LOCAL", 0)
-    return b
-
-
-def _tool(name: str) -> str:
-    import triton
-
-    return str(getattr(triton.knobs.nvidia, name).path)
-
-
-def disassemble(cubin: Path) -> str:
-    """SASS of a CUBIN, from the nvdisasm that ships with Triton."""
-    done = subprocess.run(
-        [_tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True, timeout=120
-    )
-    if done.returncode != 0:
-        done = subprocess.run(
-            [_tool("cuobjdump"), "-sass", str(cubin)], capture_output=True, text=True, timeout=120
-        )
-    return done.stdout
-
-
-def resource_usage(cubin: Path) -> dict[str, int]:
-    """cuobjdump's per-function figures: REG, SHARED, LOCAL, STACK (the first function's)."""
-    done = subprocess.run(
-        [_tool("cuobjdump"), "--dump-resource-usage", str(cubin)], capture_output=True, text=True, timeout=60
-    )
-    figures: dict[str, int] = {}
-    for key, value in re.findall(r"\b(REG|SHARED|LOCAL|STACK):(\d+)", done.stdout):
-        figures.setdefault(key, int(value))
-    return figures
-
-
-def _compiler_lines(text: str, keep: int = 12) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return "\n".join(lines[:keep])
+    return describe(cubin, b)
 
 
 def _plain(v: Any) -> Any:
