@@ -2,7 +2,9 @@
 
 A backend is one module of this package. Its module-level names satisfy `KernelBackend`:
 `BACKEND` and `IMPORTS` say what it is and how a solution is recognised as using it; `EXTRA` names
-the optional dependency group that installs it; `compile_solution` builds every kernel a solution
+the optional dependency group that installs it; `RUNS_ON_CPU` says whether its kernels can run on
+a machine without a GPU (Triton through its interpreter; otherwise the rungs that call the
+solution are SKIPPED there); `TEMPLATE` is a first solution in the language for `rung new`; `compile_solution` builds every kernel a solution
 launches for a target arch without a GPU (None where there is nothing to build ahead of time);
 `CompileFailed` carries the compiler's own lines; `owns_kernel` recognises its kernels by the
 names a profiler or a CUPTI trace reports, so each kernel of a mixed solution is attributed.
@@ -49,6 +51,8 @@ class KernelBackend(Protocol):
     BACKEND: Backend
     IMPORTS: tuple[str, ...]
     EXTRA: str
+    RUNS_ON_CPU: bool
+    TEMPLATE: str
     CompileFailed: type[Exception]
 
     @staticmethod

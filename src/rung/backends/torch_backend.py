@@ -6,11 +6,31 @@ from rung.spec import Backend
 BACKEND = Backend.TORCH
 IMPORTS = ("torch",)
 EXTRA = ""
+RUNS_ON_CPU = True
 compile_solution = None
+
+TEMPLATE = '''\
+"""A first version in plain PyTorch: the baseline the next versions must beat."""
+
+import torch
+
+
+def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    return torch.add(torch.mul(x, scale), shift)
+'''
 
 
 def owns_kernel(name: str) -> bool:
     return True
 
 
-__all__ = ["BACKEND", "EXTRA", "IMPORTS", "CompileFailed", "compile_solution", "owns_kernel"]
+__all__ = [
+    "BACKEND",
+    "EXTRA",
+    "IMPORTS",
+    "RUNS_ON_CPU",
+    "TEMPLATE",
+    "CompileFailed",
+    "compile_solution",
+    "owns_kernel",
+]

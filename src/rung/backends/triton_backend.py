@@ -23,7 +23,32 @@ from rung.spec import Backend
 BACKEND = Backend.TRITON
 IMPORTS = ("triton",)
 EXTRA = ""
+RUNS_ON_CPU = True  # through Triton's interpreter
 STAGES = ("ttir", "ttgir", "llir", "ptx")
+
+TEMPLATE = '''\
+"""A first version in Triton: one program per block of BLOCK elements, the tail masked."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_shift_kernel(x_ptr, out_ptr, scale, shift, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * scale + shift, mask=mask)
+
+
+def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    out = torch.empty_like(x)
+    n = x.numel()
+    block = 1024
+    scale_shift_kernel[(triton.cdiv(n, block),)](x, out, scale, shift, n, BLOCK=block)
+    return out
+'''
 
 
 class Launches:
