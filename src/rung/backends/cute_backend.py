@@ -1,0 +1,275 @@
+"""CuTe DSL solutions (nvidia-cutlass-dsl): build every kernel they launch for the target GPU.
+
+Building needs no GPU. The solution is imported afresh and called once per case with CuTe DSL
+set to build for the target arch (`sm_90a` on Hopper) and to keep its clean MLIR, PTX and
+CUBIN, and with its launches intercepted: a `@cute.jit` function called directly, or one
+compiled with `cute.compile` and then called, is built and not run. Torch tensors without
+device memory (the compile rung's meta tensors, or CPU tensors) reach the DSL described as
+CUDA tensors (`cute_fake.OnCuda`), so the code built is the code the GPU will run: global
+loads, the same shapes and strides. `cutlass.torch.current_stream()` answers the null stream
+where torch has no CUDA. SASS and the resource figures come from the CUBIN (`cubin.describe`).
+
+Caching is CuTe DSL's own: its in-memory and file caches are bypassed while it keeps PTX and
+CUBIN (it says so), so every build here is a real build, timed as `build_s`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import tempfile
+import time
+import traceback
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rung.backends.base import BuiltKernel, Call, CompileFailed, compiler_lines
+from rung.backends.cubin import describe
+from rung.spec import Backend
+
+BACKEND = Backend.CUTE
+IMPORTS = ("cutlass", "cutlass.cute")
+EXTRA = "cute"
+RUNS_ON_CPU = False  # CuTe DSL kernels run on a GPU only
+
+TEMPLATE = '''\
+"""A first version in CuTe DSL: one thread per element, 256 threads per block, the tail guarded."""
+
+import cutlass.cute as cute
+import cutlass.torch as cutlass_torch
+import torch
+from cutlass.cute.runtime import from_dlpack
+
+
+@cute.kernel
+def scale_shift_kernel(x: cute.Tensor, out: cute.Tensor, scale: cute.Float32, shift: cute.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 256 + tidx
+    if i < cute.size(x):
+        out[i] = x[i] * scale + shift
+
+
+@cute.jit
+def scale_shift(x: cute.Tensor, out: cute.Tensor, scale: cute.Float32, shift: cute.Float32, stream):
+    blocks = (cute.size(x) + 255) // 256
+    scale_shift_kernel(x, out, scale, shift).launch(grid=(blocks, 1, 1), block=(256, 1, 1), stream=stream)
+
+
+_built = {}  # one build per length: the length is part of the compiled layout
+
+
+def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
+    out = torch.empty_like(x)
+    args = (from_dlpack(x), from_dlpack(out), cute.Float32(scale), cute.Float32(shift))
+    stream = cutlass_torch.current_stream()
+    if x.numel() not in _built:
+        _built[x.numel()] = cute.compile(scale_shift, *args, stream)
+    _built[x.numel()](*args, stream)
+    return out
+'''
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def owns_kernel(name: str) -> bool:
+    """CuTe DSL names each kernel `kernel_cutlass_<function>_<argument types>_<n>`."""
+    return bool(re.match(r"(void )?kernel_cutlass_", name))
+
+
+@dataclass
+class _Build:
+    """One compiled `@cute.jit` function and the kernels it launches (Python name, symbol, smem)."""
+
+    compiled: Any
+    kernels: list[tuple[str, str, int]] = field(default_factory=list)
+    build_s: float = 0.0
+
+
+def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:
+    """Build every distinct kernel the given calls launch, for `arch`; write MLIR, PTX, CUBIN and
+    SASS to `out_dir`. A function built alike for two cases (the same CUBIN) is written once."""
+    from rung.common.loader import import_file
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built: list[BuiltKernel] = []
+    seen: set[str] = set()
+    with tempfile.TemporaryDirectory(prefix="cute_dump_") as dump, _building(arch, Path(dump)) as builds:
+        module = _located(lambda: import_file(solution_path, "rung_solution_cute"), solution_path)
+        for case, call in calls:
+            builds.clear()
+            _located(lambda c=call: c(module), solution_path)
+            for b in builds:
+                cubin = b.compiled.__cubin__
+                digest = hashlib.sha256(cubin or b"").hexdigest()
+                if cubin is None or digest in seen:
+                    continue
+                seen.add(digest)
+                for kernel in _write(b, arch, out_dir, {k.name for k in built}):
+                    kernel.case = case
+                    built.append(kernel)
+    return built
+
+
+def _located(step: Any, solution: Path) -> Any:
+    """Run `step`; a failure of the DSL's build becomes CompileFailed with its own lines (file,
+    line, error), one of the solution's host code propagates as it is."""
+    from cutlass.base_dsl.common import DSLBaseError
+
+    try:
+        return step()
+    except DSLBaseError as e:
+        raise CompileFailed(compiler_lines(_ANSI.sub("", str(e)), keep=16)) from None
+    except Exception as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        if not any(f.name == "generate_mlir" and "cutlass" in f.filename for f in frames):
+            raise
+        own = [f for f in frames if Path(f.filename).resolve() == solution.resolve()]
+        where = f"{solution.name}:{own[-1].lineno} in {own[-1].name}: " if own else ""
+        text = f"{where}{type(e).__name__}: {e}"
+        if own and own[-1].line:
+            text += f"\n    {own[-1].line}"
+        raise CompileFailed(compiler_lines(text)) from None
+
+
+@contextmanager
+def _building(arch: str, dump: Path) -> Iterator[list[_Build]]:
+    """CuTe DSL set to build for `arch` and keep its stages in `dump`, every launch recorded
+    instead of run; everything it changed is put back on exit."""
+    import cutlass.cute.runtime as cute_runtime
+    import cutlass.torch as cutlass_torch
+    import torch
+    from cuda.bindings import driver
+    from cutlass.base_dsl.jit_executor import JitCompiledFunction
+    from cutlass.cutlass_dsl import CuTeDSL
+    from cutlass.cutlass_dsl.cutlass import KernelLauncher
+
+    from rung.backends.cute_fake import OnCuda
+
+    envar = CuTeDSL._get_dsl().envar
+    # Build for `arch`, keep the clean MLIR, PTX and CUBIN where they can be read back.
+    settings = [
+        (envar, "_arch", arch),
+        (envar, "keep_ptx", True),
+        (envar, "keep_cubin", True),
+        (envar, "keep_ir_clean", True),
+        (envar, "dump_dir", str(dump)),
+    ]
+    builds: list[_Build] = []
+    launched: list[tuple[str, str, int]] = []
+    clock = [time.perf_counter()]
+
+    def record(compiled: Any) -> None:
+        now = time.perf_counter()
+        builds.append(_Build(compiled, list(launched), now - clock[0]))
+        launched.clear()
+        clock[0] = now
+
+    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = original_launch(self, *args, **kwargs)
+        smem = kwargs.get("smem")
+        launched.append((self.funcBody.__name__, self._launch_name, smem if isinstance(smem, int) else 0))
+        return result
+
+    def tensor_init(self: Any, tensor: Any, *args: Any, **kwargs: Any) -> None:
+        if isinstance(tensor, torch.Tensor) and tensor.device.type != "cuda":
+            self._rung_described = tensor = OnCuda(tensor)  # held as long as the DSL's tensor
+        original_tensor_init(self, tensor, *args, **kwargs)
+
+    def null_stream() -> Any:
+        return driver.CUstream(0)
+
+    original_launch, original_tensor_init = KernelLauncher.launch, cute_runtime._Tensor.__init__
+    # A @cute.jit function called directly builds, then calls run_compiled_program; the result of
+    # cute.compile is called: both are recorded, neither runs.
+    patches: list[tuple[Any, str, Any]] = [
+        (KernelLauncher, "launch", launch),
+        (cute_runtime._Tensor, "__init__", tensor_init),
+        (JitCompiledFunction, "run_compiled_program", lambda self, exe_args: record(self)),
+        (JitCompiledFunction, "__call__", lambda self, *args, **kwargs: record(self)),
+        *settings,
+    ]
+    if not torch.cuda.is_available():
+        patches += [
+            (cutlass_torch, "current_stream", null_stream),
+            (cutlass_torch, "default_stream", null_stream),
+        ]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
+    for owner, name, value in patches:
+        setattr(owner, name, value)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Cache is disabled")
+            yield builds
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+        shutil.rmtree(dump, ignore_errors=True)
+
+
+def _write(b: _Build, arch: str, out: Path, taken: set[str]) -> list[BuiltKernel]:
+    """One BuiltKernel per kernel of the build, named after its Python function; the stages
+    written once per build, under the first kernel's name."""
+    compiled = b.compiled
+    kernels = b.kernels or [(compiled.function_name, next(iter(compiled.kernel_info), ""), 0)]
+    stem = _unique(kernels[0][0], taken)
+    paths: list[str] = []
+    for suffix, text in (("mlir", compiled.__mlir__), ("ptx", compiled.__ptx__)):
+        if isinstance(text, str):
+            (out / f"{stem}.{suffix}").write_text(text)
+            paths.append(str(out / f"{stem}.{suffix}"))
+    cubin = out / f"{stem}.cubin"
+    cubin.write_bytes(compiled.__cubin__)
+    ptx = compiled.__ptx__ if isinstance(compiled.__ptx__, str) else ""
+    result = []
+    for python_name, symbol, smem in kernels:
+        name = stem if python_name == kernels[0][0] else _unique(python_name, taken | {stem})
+        k = BuiltKernel(
+            name=name,
+            shared_bytes=smem,
+            max_threads=_threads(ptx, symbol),
+            signature={"symbol": symbol, "arch": arch},
+            artifacts=list(paths),
+            build_s=round(b.build_s, 4),
+        )
+        result.append(describe(cubin, k, function=symbol or None))
+    return result
+
+
+def _threads(ptx: str, symbol: str) -> int:
+    """Threads per block the PTX pins for `symbol` (`.reqntid` or `.maxntid`), 0 where it pins none."""
+    entry = ptx.find(f".entry {symbol}(")
+    head = ptx[entry : ptx.find("{", entry)] if entry >= 0 else ""
+    found = re.search(r"\.(?:reqntid|maxntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", head)
+    if not found:
+        return 0
+    total = 1
+    for g in found.groups():
+        total *= int(g or 1)
+    return total
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 1
+    while f"{name}_{n}" in taken:
+        n += 1
+    return f"{name}_{n}"
+
+
+__all__ = [
+    "BACKEND",
+    "EXTRA",
+    "IMPORTS",
+    "RUNS_ON_CPU",
+    "TEMPLATE",
+    "CompileFailed",
+    "compile_solution",
+    "owns_kernel",
+]
