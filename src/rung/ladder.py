@@ -2,7 +2,9 @@
 
 Rungs are data. A rung runs when every rung it needs passed (OK); otherwise it is SKIPPED with
 the name of the one that did not. A rung that needs a GPU is SKIPPED on a machine without one,
-never passed silently.
+never passed silently; so is a rung that runs the solution's kernels (`runs_kernels`) when one of
+the solution's backends cannot run them on the CPU (`KernelBackend.RUNS_ON_CPU`: only Triton, by
+its interpreter, and torch can).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ class RungSpec:
     does: str
     needs: tuple[str, ...] = ()
     needs_gpu: bool = False
+    runs_kernels: bool = False  # calls the solution: needs a GPU where a backend has no CPU path
     timeout_s: float = 120.0
     in_controller: bool = False  # computed from earlier rungs' figures; runs no solution code
 
@@ -32,13 +35,32 @@ LADDER: tuple[RungSpec, ...] = (
         ("load",),
         timeout_s=300,
     ),
-    RungSpec("run", "one call: kind, shape, dtype, every element written, finite", ("load",), timeout_s=120),
     RungSpec(
-        "guard", "no mutated inputs, aliasing, caching, subclasses, patching; a kernel launched", ("run",)
+        "run",
+        "one call: kind, shape, dtype, every element written, finite",
+        ("load",),
+        runs_kernels=True,
+        timeout_s=120,
     ),
-    RungSpec("correct", "every test case on fresh seeds against the reference", ("run",), timeout_s=600),
     RungSpec(
-        "scale", "every benchmark case (the timed sizes) against the reference", ("correct",), timeout_s=900
+        "guard",
+        "no mutated inputs, aliasing, caching, subclasses, patching; a kernel launched",
+        ("run",),
+        runs_kernels=True,
+    ),
+    RungSpec(
+        "correct",
+        "every test case on fresh seeds against the reference",
+        ("run",),
+        runs_kernels=True,
+        timeout_s=600,
+    ),
+    RungSpec(
+        "scale",
+        "every benchmark case (the timed sizes) against the reference",
+        ("correct",),
+        runs_kernels=True,
+        timeout_s=900,
     ),
     RungSpec("bench", "device timing per benchmark case", ("scale",), needs_gpu=True, timeout_s=1800),
     RungSpec("roofline", "percent of the attainable time", ("bench",), needs_gpu=True, in_controller=True),

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rung import confine, devices, knobs
+from rung import backends, confine, devices, knobs
 from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.errors import ProblemError, UsageError
 from rung.judge_process import Worker
@@ -123,6 +123,7 @@ def climb(
     data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
     solution = Solution.from_bytes(solution_path, data, parent=parent)
     source = data.decode(errors="replace")
+    gpu_only = gpu_only_backends(source)
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment(), source=source)
     run_dir = store.run_dir(run.id)
@@ -137,7 +138,7 @@ def climb(
             if spec.name in left_out:
                 result = RungResult(spec.name, Status.SKIPPED, "left out (RUNG_SKIP)")
             else:
-                result = _one(spec, results, device, worker)
+                result = _one(spec, results, device, worker, gpu_only)
             results[spec.name] = result
             store.add_rung(run, result)
             if on_rung:
@@ -187,14 +188,38 @@ def skipped_rungs() -> set[str]:
     return names
 
 
-def _one(spec: RungSpec, results: dict[str, RungResult], device: Device, worker: Worker) -> RungResult:
+def gpu_only_backends(source: str) -> list[str]:
+    """The solution's backends whose kernels cannot run without a GPU, from its imports alone
+    (none for a source that does not parse: load fails it)."""
+    try:
+        found = backends.detect_all(source)
+    except SyntaxError:
+        return []
+    return [b.BACKEND.value for b in found if not b.RUNS_ON_CPU]
+
+
+def _cannot_run_here(spec: RungSpec, device: Device, gpu_only: list[str]) -> str:
+    """Why `spec` cannot run on this machine, whatever the rungs before it said; '' if it can."""
+    if device.kind == "cuda":
+        return ""
+    if spec.needs_gpu:
+        return "no CUDA device on this machine"
+    if spec.runs_kernels and gpu_only:
+        return f"needs a GPU: {' and '.join(gpu_only)} solutions run only on CUDA devices"
+    return ""
+
+
+def _one(
+    spec: RungSpec, results: dict[str, RungResult], device: Device, worker: Worker, gpu_only: list[str]
+) -> RungResult:
+    why_not = _cannot_run_here(spec, device, gpu_only)
+    if why_not:
+        return RungResult(spec.name, Status.SKIPPED, why_not)
     for need in spec.needs:
         got = results.get(need)
         if got is None or got.status != Status.OK:
             why = got.status.value if got else "not run"
             return RungResult(spec.name, Status.SKIPPED, f"needs {need}, which is {why}")
-    if spec.needs_gpu and device.kind != "cuda":
-        return RungResult(spec.name, Status.SKIPPED, "no CUDA device on this machine")
     if spec.in_controller:
         return CONTROLLER_RUNGS[spec.name](results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s

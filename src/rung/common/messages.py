@@ -35,6 +35,8 @@ class CallReport:
     outputs: list[OutputMeta] = field(default_factory=list)
     seconds: float = 0.0
     launches: int = 0  # Triton launches over a non-empty grid
+    kernels: list[str] = field(default_factory=list)  # GPU kernels the call ran, where asked (CUPTI)
+    kernels_error: str = ""  # why the kernels could not be named (the profiler failed)
     error: str = ""  # "ExcType: message (at file.py:LINE in fn)" when the call raised
     error_type: str = ""
 

@@ -126,11 +126,19 @@ class Session:
         return [TensorSpec.of(t) for t in want]
 
     def call(
-        self, inputs: Any, reference: Any, suppress: bool = False, placed: Placed | None = None
+        self,
+        inputs: Any,
+        reference: Any,
+        suppress: bool = False,
+        placed: Placed | None = None,
+        kernel_names: bool = False,
     ) -> Called:
-        """One call of the solution on `inputs` (placed anew unless `placed` is given)."""
+        """One call of the solution on `inputs` (placed anew unless `placed` is given); with
+        `kernel_names`, on a GPU, its report names the kernels it ran."""
         placed = placed or self.solution.place(inputs)
-        report, outs = self.solution.call(placed, self.expected(reference), self.timeout_s, suppress)
+        report, outs = self.solution.call(
+            placed, self.expected(reference), self.timeout_s, suppress, kernel_names
+        )
         if report.error:
             raise SolutionRaised(report.error)
         return Called(report, outs, placed)

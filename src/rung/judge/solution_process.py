@@ -154,14 +154,24 @@ class SolutionProcess:
                 self._unused.append(key)
 
     def call(
-        self, placed: Placed, expected: list[TensorSpec], timeout_s: float, suppress: bool = False
+        self,
+        placed: Placed,
+        expected: list[TensorSpec],
+        timeout_s: float,
+        suppress: bool = False,
+        kernel_names: bool = False,
     ) -> tuple[CallReport, list[torch.Tensor | None]]:
-        """One call: the report, and a private copy of each output that fit its slot."""
+        """One call: the report (naming the kernels it ran, where asked), and a private copy of
+        each output that fit its slot."""
         slot_ids, slots = self.allocate(expected)
         try:
-            answer = self.request(
-                "call", {"inputs": placed.tree, "slots": slot_ids, "suppress": suppress}, timeout_s
-            )
+            params = {
+                "inputs": placed.tree,
+                "slots": slot_ids,
+                "suppress": suppress,
+                "kernel_names": kernel_names,
+            }
+            answer = self.request("call", params, timeout_s)
             report = CallReport.from_dict({k: v for k, v in answer.items() if k not in ("harm", "seconds")})
             outs: list[torch.Tensor | None] = []
             for j, view in enumerate(slots):

@@ -2,7 +2,8 @@
 
 Every call into the solution goes through `Harness.call`: outputs it allocates are poisoned, Triton
 launches are counted (or, on request, suppressed: a kernel whose output is right without it did
-no work), the device is synchronised so an asynchronous error surfaces in the call that caused
+no work), on request and on a GPU the names of the kernels it ran are recorded (every backend's,
+from CUPTI), the device is synchronised so an asynchronous error surfaces in the call that caused
 it, and each returned tensor is described and copied into the judge's slot for it.
 """
 
@@ -22,6 +23,7 @@ from rung.common.messages import CallReport, FormatSide, Harm, OutputMeta, Solut
 from rung.common.poison import poisoned_allocations
 from rung.common.shm import Exporter, TensorSpec, dtype_name
 from rung.common.trees import decode, leaves, tensor_list
+from rung.solution.kernel_names import KernelNames
 
 # Functions a solution must leave alone: rung times and checks with them.
 WATCHED = {
@@ -108,14 +110,18 @@ class Harness:
     def inputs(self, tree: Any) -> tuple[Any, ...]:
         return tuple(decode(tree, self.tensor))
 
-    def call(self, tree: Any, slots: list[int], suppress_launches: bool = False) -> CallReport:
-        """One call on the inputs in `tree`; each returned tensor copied into its slot where it fits."""
+    def call(
+        self, tree: Any, slots: list[int], suppress_launches: bool = False, kernel_names: bool = False
+    ) -> CallReport:
+        """One call on the inputs in `tree`; each returned tensor copied into its slot where it fits.
+        With `kernel_names`, on a GPU, the report names every kernel the call ran."""
         inputs = self.inputs(tree)
         fn = self.entry
         before = self.launches.count if self.launches else 0
+        seen = KernelNames(kernel_names and self.device == "cuda")
         start = time.perf_counter()
         try:
-            with poisoned_allocations(), _Suppressed(self.launches if suppress_launches else None):
+            with poisoned_allocations(), _Suppressed(self.launches if suppress_launches else None), seen:
                 value = fn(*inputs)
                 self.sync()
         except BaseException as e:  # the solution's own exceptions, SystemExit included
@@ -125,6 +131,7 @@ class Harness:
         launches = (self.launches.count if self.launches else 0) - before
         report = self.describe(value, inputs, slots)
         report.seconds, report.launches = seconds, launches
+        report.kernels, report.kernels_error = seen.names, seen.error
         return report
 
     def describe(self, value: Any, inputs: tuple[Any, ...], slots: list[int]) -> CallReport:

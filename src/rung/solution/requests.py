@@ -31,7 +31,12 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
     if op == "load":
         return load(harness)
     if op == "call":
-        report = harness.call(params["inputs"], list(params.get("slots", [])), bool(params.get("suppress")))
+        kernel_names = bool(params.get("kernel_names"))
+        if kernel_names and warmup is not None:
+            warmup.wait()  # one profiler at a time: the warm-up's must be over
+        report = harness.call(
+            params["inputs"], list(params.get("slots", [])), bool(params.get("suppress")), kernel_names
+        )
         return report.to_dict()
     if op == "bench":
         from rung.solution.bench import bench
@@ -65,6 +70,11 @@ def load(harness: Harness) -> dict[str, Any]:
                 "backend": backend,
             }
         return {"error": harness.where(e), "backend": backend}
+    except ModuleNotFoundError as e:
+        missing = not_installed(source, e)
+        if missing:
+            return {"failed": missing, "backend": backend}
+        return {"error": harness.where(e), "backend": backend}
     except BaseException as e:
         return {"error": harness.where(e), "backend": backend}
     fn = getattr(module, harness.entry_name, None)
@@ -76,3 +86,16 @@ def load(harness: Harness) -> dict[str, Any]:
             "backend": backend,
         }
     return {"backend": backend, "device": harness.device}
+
+
+def not_installed(source: str, error: ModuleNotFoundError) -> str:
+    """What to install, where the missing module is the package of one of the solution's backends
+    that rung installs as an extra; '' for any other missing module (the solution's own error)."""
+    top = (error.name or "").split(".")[0]
+    for backend in backends.detect_all(source):
+        if backend.EXTRA and top in {name.split(".")[0] for name in backend.IMPORTS}:
+            return (
+                f"{backend.BACKEND.value} solution, but {top} is not installed here: "
+                f"pip install 'rung[{backend.EXTRA}]'"
+            )
+    return ""

@@ -1,8 +1,9 @@
 """guard: the ways a kernel can look right without being right, each checked on its own.
 
 On the first test case: inputs unchanged by the call; the output neither an alias of an input nor
-a tensor subclass or lazy object; for a Triton solution, a Triton kernel actually launched; the
-same input twice gives the same bits; new values written into the same input tensors (same
+a tensor subclass or lazy object; a kernel of the solution's backend actually launched (on a GPU
+from the kernel names CUPTI reports, each backend recognising its own; on the CPU from Triton's
+launch count) and, for Triton, doing work the answer needs; the same input twice gives the same bits; new values written into the same input tensors (same
 addresses, same shapes) give the new answer, not a cached one; timing and comparison functions
 not replaced; no thread left running. Every check runs; each one that fires is named. SKIPPED,
 before anything is built, when the first test case is too large for this machine (case_size.py).
@@ -22,12 +23,12 @@ from rung.judge.compare import compare
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
 from rung.judge.tolerance import Tolerance
-from rung.spec import Backend, RungResult, Status
+from rung.spec import RungResult, Status
 
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
-    backend = backends.detect(session.source.read_text(errors="replace")).BACKEND
+    kernel_backends = _kernel_backends(session.source.read_text(errors="replace"))
     checks: dict[str, str] = {}
     fired: list[str] = []
 
@@ -39,7 +40,7 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     threads_before = int(session.harm().get("python_threads", 0))
     inputs = session.inputs(case, session.seed)
     expected = session.reference(inputs, precise=False)
-    first = session.call(inputs, expected)
+    first = session.call(inputs, expected, kernel_names=bool(kernel_backends))
     pairs = matched(first, expected)
     outs = [g for g, _ in pairs]
 
@@ -52,8 +53,13 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
             f"output is a {m.type}, not a torch.Tensor" for m in first.report.outputs if m.type != "Tensor"
         ),
     )
-    if backend == Backend.TRITON:
-        verdict("kernel_launched", _no_work(session, inputs, expected, first))
+    if kernel_backends and first.report.kernels_error:
+        checks["kernel_launched"] = f"untested: the kernels could not be named ({first.report.kernels_error})"
+    elif kernel_backends:
+        problem = _not_launched(session, kernel_backends, first.report)
+        if not problem and first.report.launches:
+            problem = _no_work(session, inputs, expected)
+        verdict("kernel_launched", problem)
 
     second = session.call(clone_tree(inputs), expected)
     again = [o for o in second.outs if o is not None]
@@ -79,18 +85,47 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     verdict("no_stray_threads", f"{extra} thread(s) left running after 3 calls" if extra > 0 else "")
 
     metrics = {"checks": checks, "launches": first.report.launches, **size}
+    if first.report.kernels:
+        metrics["kernels"] = attributed(first.report.kernels, kernel_backends)
     if fired:
         raise Failed("; ".join(fired), metrics)
     passed = sum(v == "ok" for v in checks.values())
     return RungResult("guard", Status.OK, f"{passed} checks passed", metrics)
 
 
-def _no_work(session: Any, inputs: Any, expected: Any, first: Any) -> str:
-    """A Triton solution must launch a kernel, and the kernel must matter: with every Triton
-    launch skipped, the answer must no longer be right (a kernel that launches and does
-    nothing while torch computes the answer is not a Triton solution)."""
-    if not first.report.launches:
-        return "no Triton kernel was launched during the call"
+def _kernel_backends(source: str) -> list[Any]:
+    """The solution's backends that launch kernels of their own: all it uses but plain torch, the
+    registry's last entry, which stands for no kernel language at all."""
+    return [b for b in backends.detect_all(source) if b is not backends.REGISTRY[-1]]
+
+
+def attributed(kernels: list[str], kernel_backends: list[Any]) -> dict[str, str]:
+    """Each kernel name to the backend that owns it: the first of the solution's kernel backends
+    that recognises it, else plain torch's (a kernel torch launched for it)."""
+    return {
+        name: next((b.BACKEND.value for b in kernel_backends if b.owns_kernel(name)), "torch")
+        for name in kernels
+    }
+
+
+def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
+    """A solution in a kernel language must launch a kernel of that language during the call: on a
+    GPU one its backend owns among the kernels CUPTI saw; on the CPU one Triton's interpreter ran
+    (the only kernel language that runs there)."""
+    names = " or ".join(b.BACKEND.value for b in kernel_backends)
+    if session.device == "cuda":
+        owned = [k for k, b in attributed(report.kernels, kernel_backends).items() if b != "torch"]
+        if owned or report.launches:
+            return ""
+        seen = f" (only torch's: {', '.join(k[:60] for k in report.kernels[:3])})" if report.kernels else ""
+        return f"no {names} kernel was launched during the call{seen}"
+    return "" if report.launches else f"no {names} kernel was launched during the call"
+
+
+def _no_work(session: Any, inputs: Any, expected: Any) -> str:
+    """A Triton kernel must matter: with every Triton launch skipped, the answer must no longer be
+    right (a kernel that launches and does nothing while torch computes the answer is not a
+    Triton solution)."""
     bare = session.call(clone_tree(inputs), expected, suppress=True)
     session.release(bare.placed)
     try:
