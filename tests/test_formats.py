@@ -45,6 +45,14 @@ def test_gpumode_destination_passing_output_is_poisoned_and_exempt_from_the_guar
     assert rung_of(run, "compile").status == Status.OK
 
 
+def test_gpumode_output_buffer_the_reference_ignores_may_be_written_and_returned(climb):
+    """GPU MODE's matmul returns a new tensor and never touches `c`; the intended solution writes
+    `c` and returns it, which is no alias of a real input."""
+    run = climb(GPUMODE / "matmul_out", GPUMODE / "submissions" / "matmul_out_into_c.py")
+    assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]
+    assert rung_of(run, "guard").metrics["checks"]["no_alias"] == "ok"
+
+
 def test_gpumode_listed_seed_is_checked_besides_fresh_ones(climb):
     run = climb(GPUMODE / "vectorsum", GPUMODE / "submissions" / "vectorsum_half.py")
     assert "(seed 11)" in rung_of(run, "correct").message  # the first trial uses task.yml's seed

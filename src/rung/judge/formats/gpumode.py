@@ -8,7 +8,8 @@
 The files named in task.yml are staged under their names in one folder (as GPU MODE's runner
 does), so they import each other unchanged. A submission defines `custom_kernel(data)` and gets
 the single object generate_input returned. Where that object carries a preallocated output
-(destination passing), the slot is found from what ref_kernel returns, poisoned before every
+(destination passing), the slot is found by running ref_kernel once (output_buffer.py: the
+leaf it returns, writes, or ignores while returning a tensor of its shape), poisoned before every
 call, and left out of the guard's "inputs unchanged" and "no alias" checks. The verdict of
 `correct` is the problem's own check_implementation; rung's error figures stand beside it.
 """
@@ -26,9 +27,10 @@ import yaml
 from rung.common.loader import import_file
 from rung.common.messages import FormatSide
 from rung.common.poison import poison
-from rung.common.trees import clone_tree, leaves
+from rung.common.trees import leaves
 from rung.errors import ProblemError
 from rung.judge.formats.base import CaseSize, LoadedProblem, case_list
+from rung.judge.formats.output_buffer import designated_outputs
 
 SUBMISSION = "@SUBMISSION@"
 
@@ -119,14 +121,11 @@ class GpuModeProblem(LoadedProblem):
         return bool(verdict), "" if verdict else "check_implementation returned a false value"
 
     def _find_output_slot(self, data: Any) -> None:
-        """Once: which input leaf, if any, ref_kernel returns (the preallocated output)."""
+        """Once: which input leaves, if any, are the preallocated outputs."""
         if self._slot_known:
             return
         self._slot_known = True
-        clone = clone_tree(data)
-        out = self.module.ref_kernel(clone)
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        self.output_leaves = {i for i, t in enumerate(leaves(clone)) if any(o is t for o in outs)}
+        self.output_leaves = designated_outputs(self.module.ref_kernel, data)
 
 
 def _stage(folder: Path, files: list[Any]) -> Path:
