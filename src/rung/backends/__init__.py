@@ -48,6 +48,21 @@ def detect(source: str) -> KernelBackend:
     return detect_all(source)[0]
 
 
+# A name no backend generates: a backend that claims it claims every kernel not another's (Triton,
+# whose kernels carry their function's bare name).
+_UNKNOWN_KERNEL = "rung_no_backend_names_a_kernel_this_way"
+
+
+def owner_of(kernel: str, found: list[KernelBackend]) -> Backend:
+    """The backend among a solution's `found` ones that a kernel (by the name a trace gives it)
+    belongs to: one that recognises it by name before one that claims any name; plain torch's
+    (the registry's last) when none of its kernel languages does."""
+    languages = [b for b in found if b is not REGISTRY[-1]]
+    claimants = [b for b in languages if b.owns_kernel(kernel)]
+    specific = [b for b in claimants if not b.owns_kernel(_UNKNOWN_KERNEL)]
+    return (specific or claimants or [REGISTRY[-1]])[0].BACKEND
+
+
 __all__ = [
     "REGISTRY",
     "Backend",
@@ -57,4 +72,5 @@ __all__ = [
     "detect",
     "detect_all",
     "imported_modules",
+    "owner_of",
 ]
