@@ -1,9 +1,11 @@
-"""Does Nsight Compute profile a Landlock-confined process? One tiny kernel under ncu, with the
-target confining itself in each of several ways (before or after CUDA starts, signals scoped or
-not, ncu's own folder readable or not); the exit code, the kernels ncu profiled and the last
-words of each. On an H200 (2026-12-04) confining before CUDA started made the target exit 9
-under ncu; after it, the target ran, and a target that could not read ncu's folder failed to
-profile its kernel.
+"""Does Nsight Compute profile a Landlock-confined process, and what does the target need?
+
+One tiny kernel under ncu, the target confining itself after CUDA started (signals and abstract
+sockets left open, ncu's own folder readable) with more and more of the filesystem opened, to
+find what ncu's injection needs: /tmp, ncu's lock file there, or everything (which separates
+Landlock's file rules from the rest of the confinement). For each: the exit code, the kernels
+profiled, the target's last words and ncu's own errors. On an H200 (2026-12-04) every confined
+variant with the file rules of the solution process exited 9.
 
     python3 bench/ncu_confined.py --out results/ncu_confined.json
 """
@@ -25,11 +27,14 @@ TARGET = (
 import sys, sysconfig, torch
 from pathlib import Path
 from rung import confine
+import json
 mode = sys.argv[1]
+extra = json.loads(sys.argv[4])
 read = [Path(p) for p in {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values(), *[p for p in sys.path if "site-packages" in p]}]
 read.append(Path(confine.__file__).resolve().parents[1])
 if sys.argv[3]: read.append(Path(sys.argv[3]))
-write = [Path(sys.argv[2])]
+read += [Path(p) for p in extra["read"]]
+write = [Path(sys.argv[2])] + [Path(p) for p in extra["write"]]
 def lock(scopes):
     print(confine.confine_self(read, write, other_threads=True, scopes=scopes).to_dict(), flush=True)
 if mode == 'before': lock(False)
@@ -51,22 +56,33 @@ def main() -> int:
     exe = ncu.find()
     results = {}
     tool = str(Path(str(exe)).resolve().parent)
-    modes = ["none", "after_init", "after_init_scoped", "before", "before_scoped"]
-    for mode, extra in [(m, "") for m in modes] + [(m + "+ncu_dir", tool) for m in modes[1:]]:
+    variants = [
+        ("none", "", [], []),
+        ("after_init", tool, [], []),
+        ("after_init+tmp", tool, [], ["/tmp"]),
+        ("after_init+lock", tool, [], ["/tmp/nsight-compute-lock"]),
+        ("after_init+tmp_read", tool, ["/tmp"], []),
+        ("after_init+all", tool, ["/"], ["/"]),
+        ("after_init_scoped+all", tool, ["/"], ["/"]),
+    ]
+    for name, folder, read, write in variants:
         scratch = Path(tempfile.mkdtemp())
         log = scratch / "ncu.csv"
+        extra = json.dumps({"read": read, "write": write})
         done = subprocess.run(
             ncu.command(
-                str(exe), log, [sys.executable, "-c", TARGET, mode.split("+")[0], str(scratch), extra]
+                str(exe), log, [sys.executable, "-c", TARGET, name.split("+")[0], str(scratch), folder, extra]
             ),
             capture_output=True,
             text=True,
             timeout=120,
         )
-        kernels = len(ncu.parse(log.read_text(errors="replace") if log.exists() else ""))
+        text = log.read_text(errors="replace") if log.exists() else ""
+        kernels = len(ncu.parse(text))
         said = (done.stdout + done.stderr).strip().splitlines()[-4:]
-        results[mode] = {"exit": done.returncode, "kernels": kernels, "said": said}
-        print(mode, done.returncode, kernels, said[-2:], flush=True)
+        errors = [ln for ln in text.splitlines() if ln.startswith(("==ERROR==", "==WARNING=="))][:6]
+        results[name] = {"exit": done.returncode, "kernels": kernels, "said": said, "ncu": errors}
+        print(name, done.returncode, kernels, said[-1:], errors[:2], flush=True)
     args.out.write_text(json.dumps(results, indent=1))
     return 0
 
