@@ -6,7 +6,9 @@ timed call). Per benchmark case: kernels per call and, per kernel name, its laun
 median duration, share of the call's busy time, streams, and the launch shape the trace records
 (grid, block, registers per thread, shared memory); the call's span against its busy time (the
 launch gaps); copies and memsets inside the call (a `.item()` or `.cpu()` in the timed path shows
-up here). The figures are medians over the profiled calls.
+up here). The figures are medians over the profiled calls. Each kernel is attributed to the
+solution's backend that owns it (`backends.owner_of` over the kernel languages the load rung found
+in its source): a CuTe kernel to cute, its Triton epilogue to triton, what torch launched to torch.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from rung import backends
 from rung.spec import Device, RungResult, Status
 
 CALL = "rung::call"
@@ -51,8 +54,10 @@ def span_and_busy_us(inside: list[dict[str, Any]]) -> tuple[float, float]:
     return span, sum(float(e["dur"]) for e in inside)
 
 
-def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One case's per-kernel summary from its trace events; None if no call range holds a kernel."""
+def summarize(events: list[dict[str, Any]], found: list[Any] | None = None) -> dict[str, Any] | None:
+    """One case's per-kernel summary from its trace events; None if no call range holds a kernel.
+    Given the solution's backends (`found`), each kernel says which one it belongs to, and the
+    summary each backend's share of the busy time."""
     per_name: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"durations_us": [], "streams": set(), "calls": 0}
     )
@@ -95,7 +100,7 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
         )
     kernels_out.sort(key=lambda k: -k["share_of_busy"])
     span_us = statistics.median(spans)
-    return {
+    summary = {
         "calls": n,
         "kernels_per_call": sum(k["launches_per_call"] for k in kernels_out),
         "span_us": span_us,
@@ -105,6 +110,13 @@ def summarize(events: list[dict[str, Any]]) -> dict[str, Any] | None:
         "copies_per_call": statistics.median(copies),
         "kernels": kernels_out,
     }
+    if found is not None:
+        shares: dict[str, float] = defaultdict(float)
+        for k in kernels_out:
+            k["backend"] = backends.owner_of(k["name"], found).value
+            shares[k["backend"]] += k["share_of_busy"]
+        summary["share_of_busy_by_backend"] = dict(shares)
+    return summary
 
 
 def _stream(e: dict[str, Any]) -> Any:
@@ -117,6 +129,9 @@ def trace(results: dict[str, RungResult], device: Device) -> RungResult:
     cases = bench.metrics.get("cases", [])
     if not files:
         return RungResult("trace", Status.SKIPPED, "the bench rung kept no CUPTI trace (events-only timing)")
+    load = results.get("load")
+    names = load.metrics.get("backends") if load is not None else None
+    found = [b for name in names for b in backends.REGISTRY if b.BACKEND.value == name] if names else None
     summary: list[dict[str, Any]] = []
     lines = []
     for i, path in enumerate(files):
@@ -126,7 +141,7 @@ def trace(results: dict[str, RungResult], device: Device) -> RungResult:
         except (OSError, ValueError) as e:
             lines.append(f"  {label}: trace unreadable ({e})")
             continue
-        s = summarize(events)
+        s = summarize(events, found)
         if s is None:
             lines.append(f"  {label}: no kernel inside a {CALL} range")
             continue
@@ -158,4 +173,7 @@ def _line(label: str, s: dict[str, Any]) -> str:
     ]
     if s["copies_per_call"]:
         parts.append(f"{s['copies_per_call']:g} copy/memset per call inside the timed range")
+    if "share_of_busy_by_backend" in s:
+        by = sorted(s["share_of_busy_by_backend"].items(), key=lambda kv: -kv[1])
+        parts.append("busy by backend: " + ", ".join(f"{b} {share:.0%}" for b, share in by))
     return "; ".join(parts)

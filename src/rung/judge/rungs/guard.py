@@ -100,12 +100,8 @@ def _kernel_backends(source: str) -> list[Any]:
 
 
 def attributed(kernels: list[str], kernel_backends: list[Any]) -> dict[str, str]:
-    """Each kernel name to the backend that owns it: the first of the solution's kernel backends
-    that recognises it, else plain torch's (a kernel torch launched for it)."""
-    return {
-        name: next((b.BACKEND.value for b in kernel_backends if b.owns_kernel(name)), "torch")
-        for name in kernels
-    }
+    """Each kernel name to the backend it belongs to (torch's where none of the solution's does)."""
+    return {name: backends.owner_of(name, kernel_backends).value for name in kernels}
 
 
 def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
@@ -114,7 +110,8 @@ def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
     (the only kernel language that runs there)."""
     names = " or ".join(b.BACKEND.value for b in kernel_backends)
     if session.device == "cuda":
-        owned = [k for k, b in attributed(report.kernels, kernel_backends).items() if b != "torch"]
+        torch = backends.REGISTRY[-1].BACKEND.value
+        owned = [k for k, b in attributed(report.kernels, kernel_backends).items() if b != torch]
         if owned or report.launches:
             return ""
         seen = f" (only torch's: {', '.join(k[:60] for k in report.kernels[:3])})" if report.kernels else ""
