@@ -235,12 +235,16 @@ def init(
 def new(
     name: Annotated[str, typer.Argument(help="Problem name: lower case, digits, underscores.")],
     problems: Annotated[Path, typer.Option("--problems", help="Folder of problems.")] = Path("problems"),
+    backend: Annotated[
+        str,
+        typer.Option(
+            "--backend", help="Language of the first solution: torch, triton, cuda, cute, tilelang."
+        ),
+    ] = "torch",
 ) -> None:
     """A problem folder that already climbs the ladder (reference, shapes, cost model, a first solution)."""
-    folder = scaffold.new_problem(problems, name)
-    out.print(
-        f"created {folder}: edit problem.py, then rung check {folder} {folder}/solutions/correct/torch_first.py"
-    )
+    folder, first = scaffold.new_problem(problems, name, backend)
+    out.print(f"created {folder}: edit problem.py, then rung check {folder} {first}")
 
 
 @app.command()

@@ -4,7 +4,8 @@ A workspace is `.rung/` (the store), `problems/`, `context/` (documentation and 
 agent may search: a CUTLASS clone, the PTX ISA, DSL sources), an `AGENTS.md` that teaches the
 loop, a `CLAUDE.md` pointing to it, and a `.mcp.json` that registers `rung mcp` (the verbs as
 tools) with MCP clients that read one. A new problem is a folder that already climbs the
-ladder: a reference, shapes, a cost model and a first solution, to be edited.
+ladder: a reference, shapes, a cost model and a first solution, to be edited, in the kernel
+language asked for: each backend's `TEMPLATE` (plain PyTorch unless another is named).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+from rung import backends
 from rung.errors import UsageError
 from rung.store import Store
 
@@ -101,16 +103,6 @@ def cost(n: int) -> dict[str, int]:
     return {{"flops": 2 * n, "bytes": 8 * n}}
 '''
 
-FIRST_SOLUTION = '''\
-"""A first version in plain PyTorch: the baseline the next versions must beat."""
-
-import torch
-
-
-def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
-    return torch.add(torch.mul(x, scale), shift)
-'''
-
 EXPECTED_YML = "# wrong/<file>.py: {rung: <the rung it must fail at>, says: <words of its message>}\n{}\n"
 
 
@@ -133,16 +125,27 @@ def init_workspace(folder: Path) -> list[Path]:
     return written
 
 
-def new_problem(problems: Path, name: str) -> Path:
-    """A problem folder `problems/<name>` that climbs the ladder as it is; refuses to overwrite."""
+def first_solution(backend: str) -> str:
+    """The first solution of the scaffold problem in `backend`'s language (its `TEMPLATE`)."""
+    known = {b.BACKEND.value: b for b in backends.REGISTRY}
+    if backend not in known:
+        raise UsageError(f"unknown backend {backend!r}: one of {', '.join(sorted(known))}")
+    return known[backend].TEMPLATE
+
+
+def new_problem(problems: Path, name: str, backend: str = "torch") -> tuple[Path, Path]:
+    """A problem folder `problems/<name>` that climbs the ladder as it is, with a first solution in
+    `backend`'s language; the folder and that solution. Refuses to overwrite."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise UsageError(f"problem name {name!r}: use lower case letters, digits and underscores")
+    first = first_solution(backend)
     folder = problems / name
     if folder.exists():
         raise UsageError(f"{folder} already exists")
     (folder / "solutions" / "correct").mkdir(parents=True)
     (folder / "solutions" / "wrong").mkdir(parents=True)
     (folder / "problem.py").write_text(PROBLEM_TEMPLATE.format(title=name.replace("_", " ").capitalize()))
-    (folder / "solutions" / "correct" / "torch_first.py").write_text(FIRST_SOLUTION)
+    solution = folder / "solutions" / "correct" / f"{backend}_first.py"
+    solution.write_text(first)
     (folder / "solutions" / "wrong" / "expected.yml").write_text(EXPECTED_YML)
-    return folder
+    return folder, solution
