@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -140,3 +141,39 @@ def test_integer_outputs_must_match_exactly():
     ref = torch.arange(5, dtype=torch.int32)
     assert compare(ref.clone(), ref, tol).ok
     assert not compare(ref + 1, ref, tol).ok
+
+
+def _outputs_to_judge() -> list[tuple[str, torch.Tensor, torch.Tensor, Tolerance]]:
+    torch.manual_seed(0)
+    ref = torch.randn(64, 33, dtype=torch.float64)
+    one_off = ref.float().clone()
+    one_off[5, 7] += 1.0
+    special = ref.clone()
+    special[0, :3] = torch.tensor([math.nan, math.inf, -math.inf], dtype=torch.float64)
+    wrong_special = special.float().clone()
+    wrong_special[0, 1] = -math.inf
+    unwritten = ref.float().clone()
+    poison(unwritten[3])
+    noisy_floor = Tolerance(atol=1.0, rtol=0.0, min_psnr_db=60.0)
+    return [
+        ("right", ref.float(), ref, FP32),
+        ("one element off", one_off, ref, FP32),
+        ("scaled by 1.01", (ref * 1.01).float(), ref, FP32),
+        ("matching specials", special.float(), special, FP32),
+        ("a wrong infinity", wrong_special, special, FP32),
+        ("a row never written", unwritten, ref, FP32),
+        ("noisy under a PSNR floor", (ref + 0.01 * torch.randn_like(ref)).float(), ref, noisy_floor),
+        ("empty", torch.zeros(0), torch.zeros(0, dtype=torch.float64), FP32),
+    ]
+
+
+@pytest.mark.parametrize("case", _outputs_to_judge(), ids=lambda c: c[0])
+def test_the_fast_path_gives_the_full_comparisons_verdict_and_figures_where_it_fails(case):
+    _, got, ref, tol = case
+    full, fast = compare(got, ref, tol), compare(got, ref, tol, figures=False)
+    assert fast.ok == full.ok
+    assert fast.metrics["mismatches"] == full.metrics["mismatches"]
+    if not full.ok:
+        # as JSON: a NaN the solution wrote is in both, and NaN != NaN in a dict comparison
+        assert fast.message == full.message
+        assert json.dumps(fast.metrics, sort_keys=True) == json.dumps(full.metrics, sort_keys=True)
