@@ -56,14 +56,21 @@ def main() -> int:
     exe = ncu.find()
     results = {}
     tool = str(Path(str(exe)).resolve().parent)
+    lock = "/tmp/nvidia"  # ncu's lock file is /tmp/nvidia/nsight_compute/lock
     variants = [
         ("none", "", [], []),
         ("after_init", tool, [], []),
+        ("after_init+lock", tool, [], [lock]),
         ("after_init+tmp", tool, [], ["/tmp"]),
-        ("after_init+lock", tool, [], ["/tmp/nsight-compute-lock"]),
-        ("after_init+tmp_read", tool, ["/tmp"], []),
+        ("after_init+tmp+proc", tool, ["/proc"], ["/tmp"]),
+        ("after_init+tmp+etc", tool, ["/etc"], ["/tmp"]),
+        ("after_init+tmp+run_var", tool, ["/run", "/var"], ["/tmp"]),
+        ("after_init+tmp+opt", tool, ["/opt"], ["/tmp"]),
+        ("after_init+tmp+home", tool, ["/root", "/home"], ["/tmp"]),
+        ("after_init+tmp+dev", tool, ["/dev"], ["/tmp"]),
+        ("after_init+tmp+read_all", tool, ["/"], ["/tmp"]),
+        ("after_init+lock+read_all", tool, ["/"], [lock]),
         ("after_init+all", tool, ["/"], ["/"]),
-        ("after_init_scoped+all", tool, ["/"], ["/"]),
     ]
     for name, folder, read, write in variants:
         scratch = Path(tempfile.mkdtemp())
