@@ -100,7 +100,8 @@ def context_add(target: str, workspace: str | Path | None = None) -> int:
 
 
 def context_builtin(workspace: str | Path | None = None) -> dict[str, int]:
-    """Index the installed kernel-language packages (rung.context.BUILTINS): snippets per package."""
+    """Index the built-in sources found here (rung.context_sources.BUILTINS: the kernel languages'
+    packages, the CUDA toolkit's headers): snippets per source."""
     with closing(context_index(workspace)) as index:
         return index.add_builtins()
 

@@ -6,6 +6,7 @@ bad problem (one line on stderr, no traceback).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from rung import api, confine, render, runner, scaffold, views
+from rung import api, confine, knobs, render, runner, scaffold, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
@@ -36,12 +37,30 @@ WorkspaceOpt = Annotated[
 
 @app.command()
 def check(
-    problem: Annotated[Path, typer.Argument(help="Problem folder (holding problem.py).")],
-    solutions: Annotated[list[Path], typer.Argument(help="Solution files defining custom_kernel.")],
+    problem: Annotated[
+        Path,
+        typer.Argument(
+            help="Problem: a folder with problem.py (rung's), a GPU MODE folder (reference.py, task.yml), "
+            "or a KernelBench .py file (Model, get_inputs, get_init_inputs)."
+        ),
+    ],
+    solutions: Annotated[
+        list[Path],
+        typer.Argument(help="Solution files defining custom_kernel (KernelBench: class ModelNew)."),
+    ],
     json_out: JsonOpt = False,
     workspace: WorkspaceOpt = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="GPU MODE and KernelBench: fail on rung's own dtype, shape and tolerance rules too "
+            "(by default the problem's own check decides and those rules warn; RUNG_STRICT=1).",
+        ),
+    ] = False,
 ) -> None:
-    """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs."""
+    """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs.
+    `rung problem PATH` shows what a problem holds (cases, input shapes, tolerance, cost model)."""
 
     def progress(run: Run, result: RungResult) -> None:
         if len(run.rungs) == 1:
@@ -52,9 +71,10 @@ def check(
         out.print(render.verdict(run))
 
     quiet = json_out
-    runs = api.check(
-        problem, solutions, workspace, on_rung=None if quiet else progress, on_run=None if quiet else done
-    )
+    with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
+        runs = api.check(
+            problem, solutions, workspace, on_rung=None if quiet else progress, on_run=None if quiet else done
+        )
     if json_out:
         print(dumps(views.check_doc(runs)))
     raise typer.Exit(0 if all(r.ok for r in runs) else 1)
@@ -342,14 +362,16 @@ def context_add(
     builtin: Annotated[
         bool,
         typer.Option(
-            "--builtin", help="Also the installed DSL packages: triton.language, cutlass, tilelang."
+            "--builtin",
+            help="Also the built-in sources found here: the DSL packages (Triton, CuTe DSL, TileLang) "
+            "and the CUDA toolkit's PTX and runtime headers.",
         ),
     ] = False,
     json_out: JsonOpt = False,
     workspace: WorkspaceOpt = None,
 ) -> None:
     """Index text, Python, CUDA and PTX files; adding a source again replaces it."""
-    from rung.context import BUILTINS
+    from rung.context_sources import BUILTINS
 
     if not targets and not builtin:
         raise RungError("context add needs a PATH_OR_PACKAGE or --builtin")

@@ -4,7 +4,8 @@ A source is a file, a folder, or an installed module or package (located without
 it); its text files (Markdown, reStructuredText, text, Python, CUDA, C++ headers, PTX) are cut
 into snippets of about 40 lines that overlap by a few, Python preferably at a top-level `def` or
 `class`, and kept in an SQLite FTS5 table. Adding a source again replaces its snippets. The
-built-in sources are the kernel languages' own packages, where installed.
+built-in sources (`context_sources.BUILTINS`) are the kernel languages' own packages, where
+installed, and the CUDA toolkit's PTX and runtime headers, where a toolkit is found.
 
 A query is free text, as people and agents write it (`tl.dot`, `num_warps=8`, `cp.async.bulk`):
 every whitespace-separated word is quoted, so FTS5 reads it as a phrase of its tokens and never
@@ -15,7 +16,6 @@ word; when none does, those holding any token of the query (`tl.dot` falls back 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import sqlite3
@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rung.context_sources import builtin_sources, locate
 from rung.errors import StoreError, UsageError
 
-BUILTINS = ("triton.language", "cutlass", "tilelang")
 SUFFIXES = {".md", ".rst", ".txt", ".py", ".cu", ".cuh", ".h", ".hpp", ".cpp", ".ptx"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_LINES = 40
@@ -51,11 +51,6 @@ class Snippet:
     source: str  # the file, folder or package it was added from
 
 
-def builtin_sources() -> list[str]:
-    """The kernel languages' packages installed here, among BUILTINS."""
-    return [name for name in BUILTINS if _locate(name) is not None]
-
-
 class ContextIndex:
     """The snippets of every added source, in the workspace's `.rung/context.db`."""
 
@@ -74,12 +69,14 @@ class ContextIndex:
         """Index `target` (a file or folder if one exists, else an installed package); its snippet count."""
         path = Path(target).resolve()
         if path.exists():
-            source, roots = str(path), [path]
-        else:
-            found = _locate(target)
-            if found is None:
-                raise UsageError(f"{target}: no such file, folder or installed package")
-            source, roots = target, found
+            return self.add_roots(str(path), [path])
+        found = locate(target)
+        if found is None:
+            raise UsageError(f"{target}: no such file, folder or installed package")
+        return self.add_roots(target, found)
+
+    def add_roots(self, source: str, roots: list[Path]) -> int:
+        """Index the files under `roots` as `source`, replacing what it held; its snippet count."""
         rows = [
             (text, str(path), line, source)
             for root in roots
@@ -93,8 +90,8 @@ class ContextIndex:
         return len(rows)
 
     def add_builtins(self) -> dict[str, int]:
-        """Index the installed BUILTINS: each one's snippet count; those absent are left out."""
-        return {name: self.add(name) for name in builtin_sources()}
+        """Index the built-in sources present here: each one's snippet count; those absent are left out."""
+        return {name: self.add_roots(name, roots) for name, roots in builtin_sources().items()}
 
     def search(self, query: str, limit: int = 8) -> list[Snippet]:
         """The best `limit` snippets for `query`: holding every word, else any word, else any token."""
@@ -125,29 +122,6 @@ class ContextIndex:
 
     def close(self) -> None:
         self.db.close()
-
-
-def _locate(name: str) -> list[Path] | None:
-    """The folders (a package) or file (a module) of an installed `name`, found without importing it."""
-    if not re.fullmatch(r"\w+(\.\w+)*", name):
-        return None
-    top, *rest = name.split(".")
-    try:
-        spec = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    places = [Path(p) for p in spec.submodule_search_locations or []]
-    if not rest:
-        origin = Path(spec.origin) if spec.origin else None
-        return places or ([origin] if origin and origin.is_file() else [])
-    for i, part in enumerate(rest):
-        module = next((p / f"{part}.py" for p in places if (p / f"{part}.py").is_file()), None)
-        places = [p / part for p in places if (p / part).is_dir()]
-        if not places:
-            return [module] if module and i == len(rest) - 1 else None
-    return places
 
 
 def _files(root: Path) -> Iterator[Path]:
