@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from rung import runner
+from rung import knobs, runner
 from rung.errors import ProblemError
 from rung.spec import Status
 from tests.conftest import FIXTURES, rung_of
@@ -51,6 +51,44 @@ def test_gpumode_output_buffer_the_reference_ignores_may_be_written_and_returned
     run = climb(GPUMODE / "matmul_out", GPUMODE / "submissions" / "matmul_out_into_c.py")
     assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]
     assert rung_of(run, "guard").metrics["checks"]["no_alias"] == "ok"
+
+
+def test_gpumode_returning_a_real_input_is_still_an_alias(climb):
+    run = climb(GPUMODE / "prefixsum", GPUMODE / "submissions" / "prefixsum_returns_input.py")
+    guard = rung_of(run, "guard")
+    assert run.verdict == "FAIL at guard"
+    assert "no_alias: output 0 shares memory with input 0" in guard.message
+
+
+def test_gpumode_own_check_decides_and_rungs_dtype_rule_warns(climb):
+    """prefixsum: float32 written where the reference returns float64, which GPU MODE accepts."""
+    run = climb(GPUMODE / "prefixsum", GPUMODE / "submissions" / "prefixsum_into_output.py")
+    assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]
+    correct = rung_of(run, "correct")
+    warning = "dtype torch.float32, expected torch.float64 (the problem's own check decides"
+    assert any(warning in w for w in correct.metrics["warnings"])
+    assert "warning: " + warning in correct.message
+
+
+def test_gpumode_strict_mode_fails_what_rungs_rules_only_warned_of(climb):
+    with knobs.scoped(RUNG_STRICT=1):
+        run = climb(GPUMODE / "prefixsum", GPUMODE / "submissions" / "prefixsum_into_output.py")
+    assert run.verdict == "FAIL at run"
+    assert rung_of(run, "run").message == "dtype torch.float32, expected torch.float64"
+
+
+def test_kernelbench_own_tolerance_decides_and_rungs_norm_wise_error_warns(climb):
+    run = climb(KERNELBENCH / "softmax.py", KERNELBENCH / "solutions" / "softmax_scaled.py")
+    assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]
+    correct = rung_of(run, "correct")
+    assert correct.metrics["trials"] == 5  # KernelBench's own count
+    (warning,) = correct.metrics["warnings"]
+    assert "rung's own policy would not:" in warning and "norm-wise relative error 1.0e-03" in warning
+    with knobs.scoped(RUNG_STRICT=1):
+        strict = climb(KERNELBENCH / "softmax.py", KERNELBENCH / "solutions" / "softmax_scaled.py")
+    assert strict.verdict == "FAIL at correct"
+    says = rung_of(strict, "correct").message
+    assert "rung's own policy (RUNG_STRICT=1):" in says and "norm-wise relative error 1.0e-03" in says
 
 
 def test_gpumode_listed_seed_is_checked_besides_fresh_ones(climb):

@@ -32,7 +32,18 @@ KNOBS: dict[str, Knob] = {
             "workspace folder (holding .rung/); default: nearest .rung upwards, else ./",
         ),
         Knob("RUNG_SEED", int, -1, "base seed for fresh inputs; -1 draws a new one per run (recorded)"),
-        Knob("RUNG_TRIALS", int, 3, "fresh seeds per test case in the correct rung"),
+        Knob(
+            "RUNG_TRIALS",
+            int,
+            3,
+            "fresh seeds per test case in the correct rung (KernelBench files: its own 5 unless set)",
+        ),
+        Knob(
+            "RUNG_STRICT",
+            int,
+            0,
+            "1: GPU MODE and KernelBench solutions must also pass rung's own dtype, shape and tolerance rules",
+        ),
         Knob("RUNG_TIMEOUT_S", float, 0.0, "time limit for every rung in seconds; 0 keeps each rung's own"),
         Knob("RUNG_CPU_MAX_CASE_MB", float, 64.0, "largest case (inputs + output, MiB) checked on the CPU"),
         Knob(
@@ -101,6 +112,12 @@ def get(name: str) -> Any:
         from rung.errors import UsageError
 
         raise UsageError(f"{name}={raw!r} is not a valid {knob.type.__name__}") from e
+
+
+def given(name: str) -> bool:
+    """Whether the knob is set in the environment (a format's own default yields to it)."""
+    KNOBS[name]  # unknown names are a bug, as in get()
+    return bool(os.environ.get(name))
 
 
 _keys_read: set[str] = set()  # variables api_key() read: secrets whatever their names

@@ -86,6 +86,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
             return {"error": str(e)}
     start = time.perf_counter()
     session.timeout_s = float(params.get("timeout_s", 120.0))
+    session.warnings.clear()
     try:
         result = WORKER_RUNGS[op](session, params)
     except Failed as e:
@@ -110,7 +111,16 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         traceback.print_exc()
         result = RungResult(op, Status.ERROR, f"rung's judge failed: {type(e).__name__}: {e}")
     result.seconds = round(time.perf_counter() - start, 4)
+    _attach_warnings(result, list(session.warnings.values()))
     return result.to_dict()
+
+
+def _attach_warnings(result: Any, warnings: list[str]) -> None:
+    """What rung's stricter rules found where the problem's own check decided: beside the
+    verdict, in the message and the figures, never in place of it."""
+    if warnings:
+        result.metrics["warnings"] = warnings
+        result.message = "\n".join([result.message, *(f"warning: {w}" for w in warnings)])
 
 
 def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:

@@ -42,6 +42,8 @@ class LoadedProblem:
     output_leaves: set[int] = field(
         default_factory=set
     )  # input tensors that are outputs (destination passing)
+    owns_verdict: bool = False  # its own check decides on values; rung's stricter rules warn
+    trials: int | None = None  # fresh seeds per test case its own harness uses (else RUNG_TRIALS)
 
     def entry(self, module: types.ModuleType) -> Callable[..., Any]:
         """The callable each call of the ladder invokes with a case's inputs."""

@@ -5,7 +5,14 @@ tests and the benchmark alike. A solution defines `class ModelNew` with Model's 
 Both models are built from get_init_inputs() after the same `torch.manual_seed`, so their
 weights match, and moved to the device; the reference is Model's forward (in float64 on a
 float64 copy of the model for the precise comparison). Inputs come from get_inputs() after
-`torch.manual_seed(seed)`, so every trial draws fresh ones. No cost model: the roofline says so.
+`torch.manual_seed(seed)`, so every trial draws fresh ones. No cost model: the roofline's is
+estimated from the reference (estimate.py).
+
+The verdict on values is KernelBench's own, as its eval (`src/kernelbench/eval.py`) gives it:
+the output's shape equal to Model's, then `torch.allclose` against Model's output in its own
+precision with atol = rtol per precision (fp32 1e-4; fp16 and bf16 1e-2), on 5 fresh inputs per
+case (its scripts' num_correct_trials). rung's stricter rules (its dtype rule, its tolerance and
+norm-wise error against a float64 reference) are warnings beside it, failures under RUNG_STRICT=1.
 
 On the meta device get_inputs() runs under `with torch.device("meta")`, so the tensors it makes
 with torch.rand and the like have shapes and no data (KernelBench's ReLU is 6 GiB of input), and
@@ -24,10 +31,13 @@ import torch
 
 from rung.common.loader import import_file
 from rung.common.messages import FormatSide
+from rung.common.trees import clone_tree, tensor_list
 from rung.errors import ProblemError
 from rung.judge.formats.base import LoadedProblem
 
 WEIGHT_SEED = 42
+OWN_TOLERANCE = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+OWN_TRIALS = 5
 
 
 class KernelBenchProblem(LoadedProblem):
@@ -46,6 +56,8 @@ class KernelBenchProblem(LoadedProblem):
             tests=[{}],
             benchmarks=[{}],
             entry_name="ModelNew",
+            owns_verdict=True,
+            trials=OWN_TRIALS,
         )
         self.module = module
         self._models: dict[tuple[str, bool], Any] = {}
@@ -72,6 +84,29 @@ class KernelBenchProblem(LoadedProblem):
             self._models[key] = copy.deepcopy(model).double() if precise else model
         with torch.no_grad():
             return self._models[key](*inputs)
+
+    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
+        """KernelBench's own verdict: same shape, then allclose at its tolerance for the
+        precision, against Model run as KernelBench runs it (not upcast)."""
+        want = tensor_list(self.reference(clone_tree(inputs))) or []
+        got = tensor_list(output) or []
+        for which, (g, w) in enumerate(zip(got, want, strict=False)):
+            at = "" if len(want) == 1 else f"output {which}: "
+            if g.shape != w.shape:
+                return False, f"{at}output shape mismatch: expected {tuple(w.shape)}, got {tuple(g.shape)}"
+            if g.dtype != w.dtype:
+                return (
+                    False,
+                    f"{at}{g.dtype} where Model returns {w.dtype}: KernelBench's allclose refuses the pair",
+                )
+            tol = OWN_TOLERANCE.get(w.dtype, OWN_TOLERANCE[torch.float32])
+            if not torch.allclose(g, w.to(g.device), atol=tol, rtol=tol):
+                diff = (g.double() - w.to(g.device).double()).abs()
+                return False, (
+                    f"{at}output mismatch outside KernelBench's atol=rtol={tol:g} "
+                    f"(max difference {float(diff.max()):.6g}, mean {float(diff.mean()):.6g})"
+                )
+        return True, ""
 
     def solution_side(self, lib_dir: Path) -> FormatSide:
         init = list(self.module.get_init_inputs())

@@ -209,7 +209,9 @@ def _check_timed(
         if s not in precise:
             precise[s] = session.reference(sets[s], precise=True)
         copied = [v.clone() for v in slots[k]]
-        ok, message, _ = judge_outputs(session, sets[s], _Copied(copied, expected), expected, precise[s])
+        ok, message, _ = judge_outputs(
+            session, sets[s], _Copied(copied, expected, session), expected, precise[s], figures=False
+        )
         if not ok:
             raise Failed(
                 f"{where}: timed call {i} (input set {s}) gave a wrong answer while timed: {message}",
@@ -225,8 +227,10 @@ class TimedCallRaised(Exception):
 class _Copied:
     """A timed call's copied outputs in the form `judge_outputs` reads."""
 
-    def __init__(self, outs: list[torch.Tensor], expected: Any) -> None:
+    def __init__(self, outs: list[torch.Tensor], expected: Any, session: Any) -> None:
         from rung.common.messages import CallReport, OutputMeta
+
+        self.warn = session.warn if session.lenient else None  # as the session's own calls
 
         metas = [
             OutputMeta(
