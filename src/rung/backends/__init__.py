@@ -9,13 +9,14 @@ from __future__ import annotations
 import ast
 from typing import cast
 
-from rung.backends import cute_backend, tilelang_backend, torch_backend, triton_backend
+from rung.backends import cuda_backend, cute_backend, tilelang_backend, torch_backend, triton_backend
 from rung.backends.base import BuiltKernel, CompileFailed, KernelBackend
 from rung.spec import Backend
 
 # Most specific first: a Triton solution also imports torch. Torch is last: it matches everything.
 REGISTRY: list[KernelBackend] = [
-    cast(KernelBackend, m) for m in (cute_backend, tilelang_backend, triton_backend, torch_backend)
+    cast(KernelBackend, m)
+    for m in (cute_backend, tilelang_backend, cuda_backend, triton_backend, torch_backend)
 ]
 
 
