@@ -9,10 +9,12 @@ loaded to know it, and the solution process is already starting by then.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
-from rung import confine
+from rung import backends, confine
+from rung.backends import build_cache, cuda_nvcc
 from rung.common.messages import SolutionStart
 
 
@@ -35,12 +37,17 @@ def solution_start(
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
     env = confine.allowed_environment(os.environ)
     caches = _caches(env)
+    builds = build_cache.for_run(run_dir)
     env.update(
         PYTHONPATH=str(Path(__file__).resolve().parents[2]),
         PYTHONUNBUFFERED="1",
         TMPDIR=str(scratch / "tmp"),
         HOME=str(scratch / "home"),
         TRITON_CACHE_DIR=caches[0],
+        # torch's load_inline builds here, so a second check of the solution reuses the build;
+        # its build runs ninja, which is installed beside this Python.
+        TORCH_EXTENSIONS_DIR=str(builds / "torch_extensions"),
+        PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
     )
     for folder in (lib, scratch / "tmp", scratch / "home"):
         folder.mkdir(parents=True, exist_ok=True)
@@ -48,7 +55,8 @@ def solution_start(
         source=str(source),
         scratch=str(scratch),
         lib_dirs=[str(lib)],
-        caches=[*caches, str(scratch / "tmp"), str(scratch / "home")],
+        caches=[*caches, str(builds), str(scratch / "tmp"), str(scratch / "home")],
+        tool_dirs=_toolkits(source),
         cpu_memory_mb=int(hello.get("cpu_memory_mb", 0)),
         interpret=interpret,
         confine=bool(hello.get("confine", True)),
@@ -61,3 +69,14 @@ def _caches(env: dict[str, str]) -> list[str]:
     """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
     home = Path.home()
     return [env.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache"), str(home / ".nv")]
+
+
+def _toolkits(source: Path) -> list[str]:
+    """Folders of the compilers a CUDA C++ solution builds with (nvcc's, wherever the toolkit
+    is installed), for the solution process to read and run."""
+    try:
+        text = source.read_text(errors="replace")
+        uses_cuda = backends.detect(text).BACKEND == backends.Backend.CUDA
+    except (OSError, SyntaxError):
+        return []
+    return cuda_nvcc.toolkit_dirs() if uses_cuda else []

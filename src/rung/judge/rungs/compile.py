@@ -6,6 +6,11 @@ pointers that look 16-byte aligned as on a GPU, so the build matches what the GP
 kernel specialised alike for two cases is built once. Where the problem or the solution cannot
 work on meta tensors, the first test case on the judge's device is used instead. Each build's
 `case` is the case whose call launched it (a recursive solution launches smaller shapes too).
+
+Build time is a figure of this rung: `build_s` per kernel (the compiler's, or the copy out of the
+build cache where the same build was made before: `cached`), their total, and on a GPU
+`import_build_s`, what building the solution's extensions took when it was imported to run
+(torch's load_inline compiling CUDA C++), so that time is never hidden in another rung's.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from rung import backends, knobs
+from rung.backends import build_cache
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 
@@ -32,10 +38,12 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
             answer = {}  # the problem cannot make meta tensors
         if "error" in answer:
             answer = {}  # the solution cannot work on meta tensors
-    if not answer.get("kernels") and "compile_error" not in answer and "nothing" not in answer:
+    if not answer.get("kernels") and not {"compile_error", "nothing", "cannot"} & set(answer):
         answer = _build(session, problem.tests[:1], session.device, arch, out_dir)
     if "nothing" in answer:
         raise Skipped(str(answer["nothing"]))
+    if "cannot" in answer:
+        raise Skipped(str(answer["cannot"]))
     if "compile_error" in answer:
         raise Failed(f"compile error for {arch}:\n{answer['compile_error']}")
     if "error" in answer:
@@ -51,6 +59,7 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         "max_registers": max(k["registers"] for k in kernels),
         "max_shared_bytes": max(k["shared_bytes"] for k in kernels),
         "spill_instructions": sum(k["spill_instructions"] for k in kernels),
+        **build_times(answer, kernels),
     }
     summary = "; ".join(
         f"{k['name']} (from {k['case']}): {k['registers']} regs, {k['shared_bytes']} B smem, "
@@ -60,10 +69,31 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
     return RungResult(
         "compile",
         Status.OK,
-        f"{len(kernels)} kernel build(s) for {arch}: {summary}",
+        f"{len(kernels)} kernel build(s) for {arch}{_built_in(metrics)}: {summary}",
         metrics,
         list(answer.get("artifacts") or []),
     )
+
+
+def build_times(answer: dict[str, Any], kernels: list[dict[str, Any]]) -> dict[str, Any]:
+    """The build figures: total seconds, whether every build came from the cache, and the
+    import's own builds where there were any."""
+    figures: dict[str, Any] = {
+        "build_s": float(answer.get("build_s") or 0),
+        "cached": all(bool(k.get("cached")) for k in kernels),
+    }
+    if answer.get("import_build_s"):
+        figures["import_build_s"] = float(answer["import_build_s"])
+    return figures
+
+
+def _built_in(metrics: dict[str, Any]) -> str:
+    if not metrics["build_s"] and "import_build_s" not in metrics:
+        return ""
+    words = f", built in {metrics['build_s']:.2f} s{' (cached)' if metrics['cached'] else ''}"
+    if "import_build_s" in metrics:
+        words += f", {metrics['import_build_s']:.2f} s more by torch at import"
+    return words
 
 
 def _build(session: Any, cases: list[dict[str, Any]], device: str, arch: str, out_dir: Any) -> dict[str, Any]:
@@ -77,6 +107,7 @@ def _build(session: Any, cases: list[dict[str, Any]], device: str, arch: str, ou
                 "cases": [{"case": c, "inputs": p.tree} for c, p in zip(cases, placed, strict=True)],
                 "arch": arch,
                 "out_dir": str(out_dir),
+                "cache_dir": str(build_cache.for_run(session.run_dir)),
             },
             session.timeout_s,
         )

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -37,10 +36,6 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     out = session.run_dir / "profile"
     out.mkdir(parents=True, exist_ok=True)
     start, env = session.profile_start()
-    # ncu preloads its injection libraries into the target, which loads more of them, and its
-    # metric tables, from ncu's own folder while it profiles: the confined target must read it
-    # (on an H200, without it: "Failed to profile softmax_kernel", exit code 11).
-    start.tool_dirs = [str(Path(exe).resolve().parent)]
     index = len(session.problem.benchmarks) - 1
     case = session.problem.benchmarks[index]
     inputs_path = session.run_dir / "solution" / "profile_inputs.pt"
