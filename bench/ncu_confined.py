@@ -35,6 +35,12 @@ read.append(Path(confine.__file__).resolve().parents[1])
 if sys.argv[3]: read.append(Path(sys.argv[3]))
 read += [Path(p) for p in extra["read"]]
 write = [Path(sys.argv[2])] + [Path(p) for p in extra["write"]]
+if extra.get("rung"):  # what the profile rung's target grants itself
+    import os
+    from rung.solution.profile_target import injected_roots, ncu_locks
+    read += injected_roots(os.environ)
+    write += ncu_locks()
+    print("granted", [str(p) for p in injected_roots(os.environ)], [str(p) for p in ncu_locks()], flush=True)
 def lock(scopes):
     print(confine.confine_self(read, write, other_threads=True, scopes=scopes).to_dict(), flush=True)
 if mode == 'before': lock(False)
@@ -61,6 +67,8 @@ def main() -> int:
         ("none", "", [], []),
         ("after_init", tool, [], []),
         ("after_init+lock", tool, [], [lock]),
+        ("after_init+rung", tool, [], []),
+        ("after_init_scoped+rung", tool, [], []),
         ("after_init+tmp", tool, [], ["/tmp"]),
         ("after_init+tmp+proc", tool, ["/proc"], ["/tmp"]),
         ("after_init+tmp+etc", tool, ["/etc"], ["/tmp"]),
@@ -75,7 +83,7 @@ def main() -> int:
     for name, folder, read, write in variants:
         scratch = Path(tempfile.mkdtemp())
         log = scratch / "ncu.csv"
-        extra = json.dumps({"read": read, "write": write})
+        extra = json.dumps({"read": read, "write": write, "rung": name.endswith("+rung")})
         done = subprocess.run(
             ncu.command(
                 str(exe), log, [sys.executable, "-c", TARGET, name.split("+")[0], str(scratch), folder, extra]
@@ -86,7 +94,7 @@ def main() -> int:
         )
         text = log.read_text(errors="replace") if log.exists() else ""
         kernels = len(ncu.parse(text))
-        said = (done.stdout + done.stderr).strip().splitlines()[-4:]
+        said = (done.stdout + done.stderr).strip().splitlines()[-5:]
         errors = [ln for ln in text.splitlines() if ln.startswith(("==ERROR==", "==WARNING=="))][:6]
         results[name] = {"exit": done.returncode, "kernels": kernels, "said": said, "ncu": errors}
         print(name, done.returncode, kernels, said[-1:], errors[:2], flush=True)

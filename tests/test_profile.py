@@ -127,3 +127,23 @@ def test_the_target_loads_the_case_and_warms_up_before_its_nvtx_range(tmp_path, 
     )
     r = run_profile(tmp_path, 120)
     assert r.status == Status.ERROR and "NVTX functions not installed" in r.message, r.message
+
+
+def test_the_profile_target_may_read_the_install_folder_of_every_library_injected_into_it(tmp_path):
+    from rung.solution.profile_target import injected_roots
+
+    ncu = tmp_path / "nsight-compute" / "2025.3.1"
+    lib = ncu / "target" / "linux-desktop-x64" / "libInjection.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"")
+    other = tmp_path / "tools" / "libpreload.so.1"
+    other.parent.mkdir()
+    other.write_bytes(b"")
+    env = {
+        "CUDA_INJECTION64_PATH": str(lib),
+        "LD_PRELOAD": f"{other} relative.so:{tmp_path / 'missing.so'}",
+        "HOME": str(tmp_path),  # a folder, not a library: not granted
+        "PATH": f"{tmp_path}:/usr/bin",
+    }
+    assert injected_roots(env) == [ncu, other.parent]
+    assert injected_roots({"HOME": str(tmp_path)}) == []

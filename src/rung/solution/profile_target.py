@@ -12,7 +12,10 @@ traceback on stderr.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from rung.common.messages import SolutionStart
@@ -34,8 +37,8 @@ def main(argv: list[str]) -> int:
         # this process through signals and an abstract socket: the solution, on this thread and
         # every thread and process it starts, is confined to its files; ncu's thread is ncu's.
         confine.confine_self(
-            [*readable_paths(start), Path(argv[0])],
-            [*writable_paths(start), Path("/tmp")],
+            [*readable_paths(start), Path(argv[0]), *injected_roots(os.environ)],
+            [*writable_paths(start), *ncu_locks()],
             other_threads=True,
             scopes=False,
         )
@@ -52,6 +55,32 @@ def main(argv: list[str]) -> int:
     harness.sync()
     torch.cuda.nvtx.range_pop()
     return 0
+
+
+def injected_roots(environ: Mapping[str, str]) -> list[Path]:
+    """The install folders of the libraries a profiler injected into this process, read from
+    the environment it started with (ncu names its injection library there): ncu loads more of
+    its libraries and its metric tables from that folder while it profiles. The folder is the
+    one above the library's `target` folder where there is one (ncu's layout), else the
+    library's own. On an H200 (2026-12-04) a target that could not read it: "Failed to profile",
+    exit 11; ncu's `bin/ncu` on PATH is a wrapper elsewhere, so its path does not name it."""
+    roots: list[Path] = []
+    for value in environ.values():
+        for item in re.split(r"[:;\s]+", value):  # LD_PRELOAD takes spaces or colons
+            lib = Path(item)
+            if not (lib.is_absolute() and ".so" in lib.name and lib.is_file()):
+                continue
+            root = next((a.parent for a in lib.parents if a.name == "target"), lib.parent)
+            if root != Path("/") and root not in roots:
+                roots.append(root)
+    return roots
+
+
+def ncu_locks() -> list[Path]:
+    """ncu's lock folder (/tmp/nvidia/nsight_compute, made by ncu before it starts its target):
+    the injected library opens the lock in it for writing ("Failed to open/create lock file")."""
+    folders = {Path(os.environ.get("TMPDIR", "/tmp")), Path("/tmp")}
+    return [f / "nvidia" / "nsight_compute" for f in folders if (f / "nvidia" / "nsight_compute").is_dir()]
 
 
 if __name__ == "__main__":
