@@ -14,9 +14,10 @@ zeros first (the test shapes only; the benchmark shapes are not copied).
 
 import cutlass
 import cutlass.cute as cute
+import cutlass.memory
 import cutlass.pipeline as pipeline
+import cutlass.tensor_utils as tensor_utils
 import cutlass.torch as cutlass_torch
-import cutlass.utils as utils
 import cutlass.utils.hopper_helpers as sm90
 import torch
 import torch.nn.functional as F
@@ -48,7 +49,7 @@ def matmul_kernel(
         cute.nvgpu.cpasync.prefetch_descriptor(tma_a)
         cute.nvgpu.cpasync.prefetch_descriptor(tma_b)
 
-    storage = utils.SmemAllocator().allocate(storage_type)
+    storage = cutlass.memory.SmemAllocator().allocate(storage_type)
     sA = storage.sA.get_tensor(a_layout.outer, swizzle=a_layout.inner)
     sB = storage.sB.get_tensor(b_layout.outer, swizzle=b_layout.inner)
     stage_bytes = cute.size_in_bytes(
@@ -70,7 +71,7 @@ def matmul_kernel(
     k_tiles = cute.size(gA, mode=[2])
 
     if group == 0:
-        cute.arch.warpgroup_reg_dealloc(PRODUCER_REGS)
+        cute.arch.setmaxregister_decrease(PRODUCER_REGS)
         if warp == 0:
             tAsA, tAgA = cute.nvgpu.cpasync.tma_partition(
                 tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2), cute.group_modes(gA, 0, 2)
@@ -88,7 +89,7 @@ def matmul_kernel(
                 put.advance()
             ring.producer_tail(put)
     else:
-        cute.arch.warpgroup_reg_alloc(CONSUMER_REGS)
+        cute.arch.setmaxregister_increase(CONSUMER_REGS)
         thr_mma = tiled_mma.get_slice(tidx - 128)
         tCrA = tiled_mma.make_fragment_A(thr_mma.partition_A(sA))
         tCrB = tiled_mma.make_fragment_B(thr_mma.partition_B(sB))
@@ -123,7 +124,7 @@ def matmul_kernel(
             seen = thr_mma.partition_C(
                 cute.local_tile(cute.make_identity_tensor(mC.shape), TILE, coord, proj=(1, 1, None))
             )
-            for i in cutlass.range_constexpr(cute.size(acc)):
+            for i in cutlass.range(cute.size(acc), unroll_full=True):
                 row, col = seen[i]
                 if row < m and col < n:
                     tCgC[i] = acc[i]
@@ -132,7 +133,7 @@ def matmul_kernel(
 @cute.jit
 def matmul(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor, stream):
     """a: (M, K) K-major; b: (N, K) N-major (the K x N matrix, transposed view); c: (M, N) fp32."""
-    a_major, b_major = utils.LayoutEnum.from_tensor(a), utils.LayoutEnum.from_tensor(b)
+    a_major, b_major = tensor_utils.LayoutEnum.from_tensor(a), tensor_utils.LayoutEnum.from_tensor(b)
     tiled_mma = sm90.make_trivial_tiled_mma(
         cutlass.Float16,
         cutlass.Float16,

@@ -12,6 +12,7 @@ import math
 
 import cutlass
 import cutlass.cute as cute
+import cutlass.memory
 import cutlass.torch as cutlass_torch
 import torch
 from cutlass.cute.runtime import from_dlpack
@@ -62,7 +63,7 @@ def softmax_kernel(
     row, _, _ = cute.arch.block_idx()
     vectors = cute.size(x, mode=[1]) // vec
     warps = threads // 32
-    smem = cutlass.utils.SmemAllocator()
+    smem = cutlass.memory.SmemAllocator()
     partial_max = smem.allocate_tensor(cutlass.Float32, cute.make_layout(MAX_WARPS), byte_alignment=16)
     partial_sum = smem.allocate_tensor(cutlass.Float32, cute.make_layout(MAX_WARPS), byte_alignment=16)
 
