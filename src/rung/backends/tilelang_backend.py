@@ -69,8 +69,9 @@ _KERNEL_DEFINED = re.compile(r"__global__ void __launch_bounds__\((\d+)[^)]*\) (
 
 
 def owns_kernel(name: str) -> bool:
-    """TileLang names each kernel after its prim_func with `_kernel` appended, unmangled."""
-    return name.endswith("_kernel") and not name.startswith(("_Z", "void "))
+    """TileLang names each kernel after its prim_func with `_kernel` appended, as a plain C
+    identifier (extern "C": no namespace, no template, no mangling)."""
+    return re.fullmatch(r"[A-Za-z_]\w*_kernel", name) is not None
 
 
 def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:
@@ -190,9 +191,11 @@ def error_lines(e: BaseException, solution: Path) -> str:
     text = str(e)
     if "Compilation error:" in text:  # nvcc, through TileLang: the whole source, then the log
         log = text.split("Compilation error:", 1)[1].splitlines()
-        hits = [i for i, line in enumerate(log) if re.search(r"\berror\b", line) and "Command:" not in line]
-        kept = [log[i] for k in hits for i in range(k, min(k + 2, len(log)))] or log
-        return compiler_lines("\n".join(kept))
+        kept = []
+        for line, after in zip(log, [*log[1:], ""], strict=True):
+            if re.search(r"\berror\b", line) and not line.startswith("Command:"):
+                kept += [line, after] if after.startswith(" ") else [line]  # and the line it quotes
+        return compiler_lines("\n".join(kept or log))
     frames = [
         f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename).resolve() == solution.resolve()
     ]
@@ -216,7 +219,7 @@ def _write(kernel: Any, source: str, build_s: float, out: Path, taken: set[str])
         num_warps=threads // 32,
         artifacts=[str(files["cu"]), str(files["ptx"])],
         build_s=round(build_s + time.perf_counter() - began, 3),
-        cached=cached and kernel.artifact is None,  # TileLang's own cache held the kernel too
+        cached=cached,  # PTX and CUBIN from the build cache (TileLang's own caches answer for the rest)
     )
     b = describe(files["cubin"], b, name)  # shared bytes: the static part
     b.shared_bytes += _dynamic_shared_bytes(kernel, name)
