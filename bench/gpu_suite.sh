@@ -8,6 +8,8 @@
 #   gpumode   rung's verdicts and medians against GPU MODE's own evaluation (bench/gpumode_agreement.py)
 #   fidelity  rung's timing against ncu, do_bench and the plain protocol (bench/fidelity.py)
 #   tune      the tune agent from the naive softmax and vector add, against the tuned versions
+#   backends  every CUDA C++, CuTe DSL and TileLang example, right and wrong, through the whole
+#             ladder; then the same sources built again (compile and dump only): the build cache
 #
 #   bash bench/gpu_suite.sh [STAGE ...]        (default: tests examples ttv gpumode)
 #
@@ -77,6 +79,19 @@ for stage in $stages; do
           > "$OUT/tune_$name.json"
         [ -s "$OUT/check_${name}_tuned.json" ] || RUNG_SKIP=profile capped python3 -m rung check "problems/$name" \
           "problems/$name/solutions/correct/tuned.py" --json > "$OUT/check_${name}_tuned.json"
+        pack
+      done ;;
+    backends)
+      for name in ${EXAMPLES:-vector_add softmax matmul prefix_sum}; do
+        p=problems/$name/
+        files=$(ls "$p"solutions/correct/{cuda,cute,tilelang}*.py "$p"solutions/wrong/{cuda,cute,tilelang}_*.py 2>/dev/null)
+        [ -n "$files" ] || continue
+        # shellcheck disable=SC2086
+        capped python3 -m rung check "$p" $files --json > "$OUT/check_${name}_backends.json"
+        # shellcheck disable=SC2086
+        RUNG_SKIP=run,guard,correct,scale,bench,roofline,trace,profile capped python3 -m rung check "$p" $files \
+          --json > "$OUT/cached_${name}_backends.json"
+        echo "checked $name's backends"
         pack
       done ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;

@@ -48,6 +48,47 @@ def checks(work: Path) -> list[str]:
     return lines
 
 
+def backends(work: Path) -> list[str]:
+    """Per solution of the `backends` stage: its language, verdict, build (cold, then from the
+    build cache), registers, and time and % of roofline at its largest benchmark case."""
+    lines = [
+        "| problem | solution | backend | verdict | build s cold | build s cached | max regs | largest case | median us | % roofline |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |",
+    ]
+    for path in sorted(work.glob("check_*_backends.json")):
+        if not path.stat().st_size:
+            continue
+        doc = json.loads(path.read_text())
+        cached_path = work / path.name.replace("check_", "cached_", 1)
+        cached = {}
+        if cached_path.exists() and cached_path.stat().st_size:
+            cached = {s["path"]: _rungs(s) for s in json.loads(cached_path.read_text())["solutions"]}
+        for s in doc["solutions"]:
+            rungs = _rungs(s)
+            build = rungs.get("compile", {}).get("metrics", {})
+            again = cached.get(s["path"], {}).get("compile", {}).get("metrics", {})
+            cases = rungs.get("bench", {}).get("metrics", {}).get("cases", [])
+            roof = rungs.get("roofline", {}).get("metrics", {}).get("cases", [])
+            last, pct = (cases[-1], "") if cases else ({}, "")
+            if roof:
+                pct = f"{roof[-1]['pct_of_roofline']:.0%}"
+            if s["verdict"] != "PASS":
+                bad = next((r for r in s["rungs"] if r["status"] in ("FAILED", "ERROR", "TIMEOUT")), None)
+                pct = f"{bad['name']}: {bad['message'][:70]}" if bad else pct
+            backend = rungs.get("load", {}).get("metrics", {}).get("backend", "")
+            timed = f"{last['case']} | {last['median_ms'] * 1e3:.1f}" if last else " | "
+            lines.append(
+                f"| {doc['problem']} | {Path(s['path']).name} | {backend} | {s['verdict']} "
+                f"| {_num(build.get('build_s'))} | {_num(again.get('build_s'))} "
+                f"| {build.get('max_registers', '')} | {timed} | {pct} |"
+            )
+    return lines if len(lines) > 2 else []
+
+
+def _num(x: Any) -> str:
+    return f"{x:.2f}" if isinstance(x, (int, float)) else ""
+
+
 def time_to_verdict(work: Path) -> list[str]:
     path = work / "ttv_softmax.json"
     if not path.exists() or not path.stat().st_size:
@@ -201,6 +242,7 @@ def main() -> None:
         print()
     for block in (
         checks(work),
+        backends(work),
         profiles(work),
         time_to_verdict(work),
         event_noise(work),
