@@ -29,8 +29,9 @@ compile, run, guard, correct, scale, bench, roofline, dump, trace, profile.
 1. Pick the problem: `problems/<name>/problem.py` holds the reference, the test and benchmark
    shapes, the tolerance and the cost model. Never edit it to make a kernel pass.
 2. Write a version as a new file, `problems/<name>/solutions/<your-name>/vN.py`, defining
-   `custom_kernel(*inputs)` (Triton, CUDA through torch extensions, or PyTorch). Keep every
-   version; write the next one from the last one's feedback.
+   `custom_kernel(*inputs)` in Triton, CUDA C++ (torch's `load_inline`), CuTe DSL, TileLang or
+   PyTorch: the language is read from your imports. Keep every version; write the next one from
+   the last one's feedback.
 3. Check it, one command:
 
        rung check problems/<name> problems/<name>/solutions/<your-name>/vN.py --json
@@ -38,7 +39,9 @@ compile, run, guard, correct, scale, bench, roofline, dump, trace, profile.
    One JSON object: `solutions[0].ok`, `.verdict` ("PASS" or "FAIL at <rung>"), and `.rungs`, each
    with `name`, `status` (OK, FAILED, ERROR, TIMEOUT, SKIPPED), `message` (what failed and where:
    first mismatching indices with got and expected, the guard that fired, the compiler's lines),
-   `metrics` and `artifacts` (TTIR, PTX, SASS, CUPTI traces under `.rung/runs/<id>/`).
+   `metrics` and `artifacts` (TTIR, PTX, SASS, CUPTI traces under `.rung/runs/<id>/`). On a
+   machine without a GPU, CUDA C++, CuTe DSL and TileLang versions are built and dumped, and the
+   rungs that would run them are SKIPPED: the verdict reads "SKIPPED at run", not PASS.
 4. Read before you change: `compile` gives registers, shared memory and spills; `dump` says
    whether loads are 16 bytes wide and whether the tensor cores (HGMMA) are used; `bench` gives
    the median per benchmark case with its standard error; `roofline` says how far that is from
@@ -63,8 +66,9 @@ problems/<name>` lists every version with its verdict; `rung show <run>` shows o
 
 `context/` holds documentation and example code for the kernel languages (put a CUTLASS clone,
 the PTX ISA, or notes there). Search it before guessing an API: `rung context add --builtin
-context` indexes it with the installed DSL packages, then `rung context search QUERY` (`--json`)
-gives the best snippets with file and line.
+context` indexes it with what this machine has of each kernel language (Triton's, CuTe DSL's and
+TileLang's sources, the CUDA toolkit's PTX instruction and runtime headers), then `rung context
+search QUERY` (`--json`) gives the best snippets with file and line.
 """
 
 CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"
