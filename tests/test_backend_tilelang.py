@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,9 @@ pytestmark = pytest.mark.skipif(
 
 tb = pytest.importorskip("rung.backends.tilelang_backend")
 ARCH = "sm_90"  # the knob's default: TileLang reads it as a Hopper device would, sm_90a
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="no nvcc on PATH: TileLang builds with it"
+)
 
 
 def _meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -57,6 +61,8 @@ def caches(tmp_path_factory):
 @pytest.fixture(scope="module")
 def built(caches, tmp_path_factory):
     """Each shipped TileLang solution built for one benchmark case: its kernels and their SASS."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("no nvcc on PATH: TileLang builds with it")
     out = {}
     for problem, (case, inputs) in SHIPPED.items():
         solution = PROBLEMS / problem / "solutions" / "correct" / "tilelang_tuned.py"
@@ -140,6 +146,7 @@ def test_an_unchanged_solution_is_not_built_again(built, tmp_path):
     assert again.registers == first.registers and Path(again.artifacts[0]).read_text()
 
 
+@needs_nvcc
 def test_a_kernel_built_alike_for_two_cases_is_built_once(caches, tmp_path):
     solution = PROBLEMS / "vector_add" / "solutions" / "correct" / "tilelang_tuned.py"
     calls = [({"n": n}, lambda m, n=n: m.custom_kernel(_meta(n), _meta(n))) for n in (1000, 2**20)]
@@ -173,6 +180,7 @@ def custom_kernel(x):
 """
 
 
+@needs_nvcc
 def test_a_kernel_that_allocates_its_output_returns_one_of_the_right_shape(caches, tmp_path):
     solution = tmp_path / "out_idx.py"
     solution.write_text(OUT_IDX)
@@ -257,6 +265,7 @@ def custom_kernel(x):
 """
 
 
+@needs_nvcc
 def test_cuda_that_nvcc_rejects_fails_with_nvccs_error_line(caches, tmp_path):
     solution = tmp_path / "undefined.py"
     solution.write_text(UNDEFINED_CALL)
@@ -286,6 +295,21 @@ def test_nvccs_error_lines_are_kept_and_its_warnings_and_command_dropped():
             '1 error detected in the compilation of "/tmp/x/tvm_kernels.cu".',
         ]
     )
+
+
+# --- the solution process may build -------------------------------------------------------------
+
+
+def test_the_solution_process_of_a_tilelang_solution_may_write_its_cache_and_run_nvcc(tmp_path):
+    from rung.backends import cuda_nvcc
+    from rung.judge.start import solution_start
+
+    source = tmp_path / "solution.py"
+    source.write_text("import tilelang\n")
+    start, env = solution_start({"run_dir": str(tmp_path / "run"), "source": ""}, source, interpret=False)
+    cache = Path(env["TILELANG_CACHE_DIR"])
+    assert any(cache.is_relative_to(w) for w in start.caches), (cache, start.caches)
+    assert start.tool_dirs == cuda_nvcc.toolkit_dirs()
 
 
 # --- on a GPU ------------------------------------------------------------------------------------

@@ -47,6 +47,8 @@ def solution_start(
         # torch's load_inline builds here, so a second check of the solution reuses the build;
         # its build runs ninja, which is installed beside this Python.
         TORCH_EXTENSIONS_DIR=str(builds / "torch_extensions"),
+        # TileLang builds each kernel on its first call (nvcc) and keeps it here for the next check.
+        TILELANG_CACHE_DIR=str(builds / "tilelang_cache"),
         PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
     )
     for folder in (lib, scratch / "tmp", scratch / "home"):
@@ -72,11 +74,12 @@ def _caches(env: dict[str, str]) -> list[str]:
 
 
 def _toolkits(source: Path) -> list[str]:
-    """Folders of the compilers a CUDA C++ solution builds with (nvcc's, wherever the toolkit
-    is installed), for the solution process to read and run."""
+    """Folders of the compilers a CUDA C++ or TileLang solution builds with (nvcc's, wherever
+    the toolkit is installed), for the solution process to read and run."""
     try:
         text = source.read_text(errors="replace")
-        uses_cuda = backends.detect(text).BACKEND == backends.Backend.CUDA
+        found = {b.BACKEND for b in backends.detect_all(text)}
     except (OSError, SyntaxError):
         return []
-    return cuda_nvcc.toolkit_dirs() if uses_cuda else []
+    uses_nvcc = found & {backends.Backend.CUDA, backends.Backend.TILELANG}
+    return cuda_nvcc.toolkit_dirs() if uses_nvcc else []
