@@ -1,5 +1,7 @@
 """The roofline rung on figures alone (it runs in the controller): verdicts, the physical limit."""
 
+import pytest
+
 from rung.roofline import roofline
 from rung.spec import Device, RungResult, Status
 
@@ -88,3 +90,46 @@ def test_no_cost_model_means_no_roofline():
     r = roofline({"bench": bench}, H200)
     assert r.status == Status.SKIPPED
     assert "cost model" in r.message
+
+
+def _one(case: dict, device: Device = H200) -> RungResult:
+    base = {"case": {"m": 256}, "math": "fp32_vector", "timing": "cupti"}
+    return roofline({"bench": RungResult("bench", Status.OK, metrics={"cases": [{**base, **case}]})}, device)
+
+
+def test_an_estimated_cost_is_labelled_on_every_line_and_in_the_figures():
+    r = _one({"flops": 2 * 256**3, "bytes": 3 * 4 * 256**2, "median_ms": 0.02, "cost_estimated": True})
+    assert r.status == Status.OK
+    assert "cost estimated: FLOPs counted from the reference" in r.message.splitlines()[0]
+    assert r.message.splitlines()[1].endswith("[estimated cost]")
+    assert r.metrics["cost"] == "estimated" and r.metrics["cases"][0]["cost"] == "estimated"
+
+
+def test_a_case_faster_than_its_estimate_is_not_called_impossible():
+    """An estimate counts every input byte; a kernel may need less of them."""
+    r = _one({"flops": 0, "bytes": 10 * 8 * 2**26, "median_ms": 0.125, "cost_estimated": True})
+    assert r.status == Status.OK
+    assert "faster than the estimate allows, so the estimate overcounts" in r.message
+    given = _one({"flops": 0, "bytes": 10 * 8 * 2**26, "median_ms": 0.125})  # the problem's own cost
+    assert given.status == Status.FAILED and given.message.startswith("physically impossible")
+
+
+LAUNCH = Device(
+    kind="cuda", name="NVIDIA H200", ceilings={**H200.ceilings, "launch_us": 2.1, "launch_events_us": 5.0}
+)
+
+
+def test_a_small_case_reads_against_the_launch_floor():
+    """A 256^3 fp32 matmul's compute time is 0.67 us at 50 TFLOP/s; no launch takes under 2.1 us."""
+    r = _one({"flops": 2 * 256**3, "bytes": 3 * 4 * 256**2, "median_ms": 0.0042}, LAUNCH)
+    row = r.metrics["cases"][0]
+    assert row["bound"] == "launch" and row["attainable_ms"] == pytest.approx(2.1e-3)
+    assert row["pct_of_roofline"] == pytest.approx(0.5)  # 2.1 us of a 4.2 us call
+    assert "bound by launch: 2.1 us floor" in r.message
+
+
+def test_the_launch_floor_is_the_one_for_how_the_case_was_timed():
+    events = _one({"flops": 0, "bytes": 4096, "median_ms": 0.010, "timing": "events"}, LAUNCH)
+    assert events.metrics["cases"][0]["attainable_ms"] == pytest.approx(5.0e-3)
+    large = _one({"flops": 0, "bytes": 3 * 4 * 2**28, "median_ms": 0.8}, LAUNCH)  # 736 us of memory time
+    assert large.metrics["cases"][0]["bound"] == "memory"

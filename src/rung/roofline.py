@@ -10,6 +10,13 @@ add, 201 MB) read 105% of the DRAM ceiling on an H200. So the plausibility floor
 bytes past the L2 (`l2_bytes`, from `rung device`) at DRAM speed; a case measured faster than
 that floor (by more than 5%) means the cost model is wrong, and is reported as that, never as
 faster than light.
+
+A problem without a cost model gets one estimated by the judge (judge/estimate.py: FLOPs counted
+from the reference, bytes as inputs plus outputs), labelled "estimated" on every line and in the
+figures; as an estimate may overcount what a kernel must move, a case faster than its floor is
+said to be so, not FAILED. A small case reads against the launch floor too (`launch_us`, from
+`rung device`: an empty kernel timed as bench times a solution): attainable = max(compute time,
+memory time, launch floor), and a case held by the floor says "bound by launch".
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from rung.ceilings_datasheet import DATASHEET
 from rung.spec import Device, RungResult, Status
 from rung.stats import geomean
 
+ESTIMATED = "estimated: FLOPs counted from the reference (FlopCounterMode), bytes = inputs + outputs"
 UNKNOWN_PEAK_OVER_MEASURED = 1.10  # where no datasheet is known: the H200's is 9.6% over its measured copy
 MIN_SLACK = 0.01  # never closer than 1%: the floor's own figures are rounded
 
@@ -30,13 +38,15 @@ def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
     target = float(knobs.get("RUNG_ROOFLINE_TARGET"))
     cases = bench.metrics.get("cases", [])
     if not cases or any("bytes" not in c for c in cases):
-        return RungResult("roofline", Status.SKIPPED, "the problem has no cost model (cost(**case))")
+        return RungResult(
+            "roofline", Status.SKIPPED, "no cost model, and none could be estimated from the reference"
+        )
     if "dram_gbps" not in device.ceilings:
         return RungResult("roofline", Status.SKIPPED, "the device's ceilings were not measured (rung device)")
     peak = physical_limit(device)
     rows = [_case(c, device.ceilings, peak) for c in cases]
     metrics: dict[str, Any] = {"cases": rows, "target": target, "ceilings": device.ceilings, "peak": peak}
-    impossible = [r for r in rows if r["measured_ms"] < r["floor_ms"] * (1 - r["slack"])]
+    impossible = [r for r in rows if r["faster_than_floor"] and r["cost"] == "problem"]
     if impossible:
         r = impossible[0]
         return RungResult(
@@ -52,18 +62,31 @@ def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
     metrics["pct_of_roofline"] = geomean([r["pct_of_roofline"] for r in rows])
     metrics["min_pct_of_roofline"] = min(r["pct_of_roofline"] for r in rows)
     at = all(r["pct_of_roofline"] >= target for r in rows)
-    lines = "\n".join(
-        f"  {r['case']}: {r['pct_of_roofline']:.0%} of roofline ({r['bound']}-bound, attainable "
-        f"{r['attainable_ms'] * 1e3:.1f} us, measured {r['measured_ms'] * 1e3:.1f} us)"
-        for r in rows
-    )
+    lines = "\n".join(_line(r) for r in rows)
     verdict = "at roofline" if at else f"below {target:.0%} of roofline"
+    if any(r["cost"] == "estimated" for r in rows):
+        metrics["cost"] = "estimated"
+        verdict += f"; cost {ESTIMATED}"
     return RungResult(
         "roofline",
         Status.OK,
         f"{verdict} (worst case {metrics['min_pct_of_roofline']:.0%})\n{lines}",
         metrics,
     )
+
+
+def _line(r: dict[str, Any]) -> str:
+    bound = (
+        f"bound by launch: {r['launch_ms'] * 1e3:.1f} us floor"
+        if r["bound"] == "launch"
+        else f"{r['bound']}-bound, attainable {r['attainable_ms'] * 1e3:.1f} us"
+    )
+    line = f"  {r['case']}: {r['pct_of_roofline']:.0%} of roofline ({bound}, measured {r['measured_ms'] * 1e3:.1f} us)"
+    if r["cost"] == "estimated":
+        line += " [estimated cost]"
+        if r["faster_than_floor"]:
+            line += ": faster than the estimate allows, so the estimate overcounts the work this case needs"
+    return line
 
 
 def physical_limit(device: Device) -> dict[str, Any]:
@@ -87,10 +110,12 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
     bandwidth = float(ceilings["dram_gbps"]) * 1e9
     t_memory = c["bytes"] / bandwidth * 1e3
     l2 = int(ceilings.get("l2_bytes", 0))
-    attainable = max(t_compute, t_memory)
+    launch = _launch_ms(c, ceilings)
+    attainable = max(t_compute, t_memory, launch)
     peak_tflops = float(peak.get(math_key) or peak.get("fp32_vector_tflops") or tflops)
     peak_bandwidth = float(peak.get("dram_gbps") or ceilings["dram_gbps"]) * 1e9
     floor = max(c["flops"] / (peak_tflops * 1e12), max(c["bytes"] - l2, 0) / peak_bandwidth) * 1e3
+    slack = max(3 * float(c.get("rel_sem", 0.0)), MIN_SLACK)
     return {
         "case": c["case"],
         "flops": c["flops"],
@@ -101,8 +126,22 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
         "attainable_ms": attainable,
         "l2_bytes": l2,
         "floor_ms": floor,
-        "slack": max(3 * float(c.get("rel_sem", 0.0)), MIN_SLACK),
+        "slack": slack,
+        "faster_than_floor": c["median_ms"] < floor * (1 - slack),
+        "launch_ms": launch,
         "measured_ms": c["median_ms"],
         "pct_of_roofline": attainable / c["median_ms"],
-        "bound": "memory" if t_memory >= t_compute else "compute",
+        "bound": "launch"
+        if launch > max(t_compute, t_memory)
+        else "memory"
+        if t_memory >= t_compute
+        else "compute",
+        "cost": "estimated" if c.get("cost_estimated") else "problem",
     }
+
+
+def _launch_ms(c: dict[str, Any], ceilings: dict[str, Any]) -> float:
+    """The launch floor for how this case was timed: an empty kernel's CUPTI span where bench's
+    figure is CUPTI's, its event time where bench fell back to events; 0 where not measured."""
+    key = "launch_us" if c.get("timing", "cupti") == "cupti" else "launch_events_us"
+    return float(ceilings.get(key, 0.0)) / 1e3

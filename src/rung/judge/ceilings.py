@@ -9,10 +9,17 @@ through torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independen
 registers for fp32 vector math. Sustained matmuls hit the power cap, so the SM clock read during
 the run is recorded beside them. The L2's size is kept beside the ceilings: the roofline rung's
 plausibility check lets that many bytes of a case's traffic stay in the L2.
+
+The launch floor: the least a call that launches one kernel can measure here, an empty Triton
+kernel timed as bench times a solution (`measure`: CUPTI's per-call span as `launch_us`, the
+event pair around the call as `launch_events_us`), and one replay of a CUDA graph holding it
+(`graph_replay_us`). A 256^3 matmul's 0.1 us of roofline is no time any launch can take.
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -20,6 +27,7 @@ import triton
 import triton.language as tl
 
 from rung.clocks import Reading
+from rung.common import measure as bench_measure
 from rung.common.timing import Flusher, Policy, timed
 
 MATMUL_N = 8192
@@ -37,6 +45,34 @@ def _fma_chains(out_ptr, a, b, ROUNDS: tl.constexpr, BLOCK: tl.constexpr):
         x2 = x2 * a + b
         x3 = x3 * a + b
     tl.store(out_ptr + offs, x0 + x1 + x2 + x3)
+
+
+@triton.jit
+def _nothing(out_ptr):
+    pass
+
+
+def launch_floor(policy: Policy, flush: Flusher) -> dict[str, float]:
+    """An empty kernel's call as bench would time it, and one graph replay of it, in us."""
+    out = torch.empty(1, device="cuda")
+
+    def launch(i: int) -> None:
+        _nothing[(1,)](out)
+
+    with tempfile.TemporaryDirectory() as folder:
+        timed_call = bench_measure.measure(launch, policy, flush, Path(folder) / "launch.trace.json")
+    events = timed_call.get("events", timed_call)
+    graph = torch.cuda.CUDAGraph()
+    launch(0)  # compiled before capture
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph):
+        launch(0)
+    replay = timed(lambda i: graph.replay(), policy, flush)
+    return {
+        "launch_us": timed_call["median_ms"] * 1e3,
+        "launch_events_us": events["median_ms"] * 1e3,
+        "graph_replay_us": replay["median_ms"] * 1e3,
+    }
 
 
 def _matmul(a: torch.Tensor, b: torch.Tensor) -> Any:
@@ -85,4 +121,5 @@ def measure() -> dict[str, Any]:
     grid = (out.numel() // block,)
     fma = timed(lambda i: _fma_chains[grid](out, 0.999, 1e-3, ROUNDS=FMA_ROUNDS, BLOCK=block), policy, flush)
     result["fp32_vector_tflops"] = 2 * 4 * FMA_ROUNDS * out.numel() / (fma["median_ms"] / 1e3) / 1e12
+    result.update(launch_floor(policy, flush))
     return result

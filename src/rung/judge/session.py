@@ -21,6 +21,7 @@ from rung.common.messages import CallReport, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
+from rung.judge.estimate import estimated_cost
 from rung.judge.formats import LoadedProblem, load_problem
 from rung.judge.solution_process import Placed, SolutionProcess
 from rung.judge.start import solution_start, write_source
@@ -113,6 +114,19 @@ class Session:
 
     def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
         return self._problems_own("cost", self.problem.cost, case)
+
+    def roofline_cost(self, case: dict[str, Any], inputs: tuple[Any, ...]) -> dict[str, Any] | None:
+        """The problem's own cost model for `case`, else one estimated from the reference run on
+        `inputs` (estimate.py), labelled so; None where no estimate can be had (the roofline is
+        then SKIPPED, saying so), which is no fault of the solution's nor a reason to stop bench."""
+        own = self.cost(case)
+        if own:
+            return own
+        problem = self.problem
+        try:
+            return estimated_cost(problem.reference, inputs, problem.output_leaves, problem.weight_bytes())
+        except Exception:
+            return None
 
     def _problems_own(self, what: str, fn: Any, *args: Any) -> Any:
         """Problem code: whatever it raises is the problem's fault (ProblemError), never the solution's."""

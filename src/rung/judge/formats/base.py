@@ -68,6 +68,11 @@ class LoadedProblem:
         """Minimum FLOPs and bytes for `case`, or None when the problem has no cost model."""
         return None
 
+    def weight_bytes(self) -> int:
+        """Bytes of state the reference holds besides its inputs (a model's weights), read by
+        any kernel in its place: part of an estimated cost."""
+        return 0
+
     def case_size(self, case: dict[str, Any]) -> CaseSize:
         """Inputs plus output of `case` without building it: the inputs drawn on the meta device
         (shapes, no data), the output from the reference run on them, or, where the reference

@@ -108,6 +108,16 @@ class KernelBenchProblem(LoadedProblem):
                 )
         return True, ""
 
+    def weight_bytes(self) -> int:
+        """Model's parameters and buffers, in the precision KernelBench runs it."""
+        model = next((m for (_, precise), m in self._models.items() if not precise), None)
+        if model is None:
+            model = self._build(self.module.Model, "meta")  # sizes without allocating
+        if not hasattr(model, "parameters"):
+            return 0
+        state = [*model.parameters(), *model.buffers()]
+        return sum(t.numel() * t.element_size() for t in state)
+
     def solution_side(self, lib_dir: Path) -> FormatSide:
         init = list(self.module.get_init_inputs())
         if not all(_plain(v) for v in init):

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from rung import knobs
-from rung.judge import case_size
+from rung.judge import case_size, tf32
 from rung.judge.compare import Comparison, compare
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.judge.rungs.outputs import matched
@@ -56,7 +56,8 @@ def judge_outputs(
     """The verdict on one call's copied-out outputs, against the references for its inputs.
     Where the problem has its own check, that check is the verdict on values, and rung's own
     policy failing is a warning (a failure too under RUNG_STRICT=1). `figures=False`: the same
-    verdict, error figures only for what fails (compare's fast path)."""
+    verdict, error figures only for what fails (compare's fast path). A failure whose size is
+    TF32's says so (tf32.py)."""
     pairs = matched(called, expected)
     value = pairs[0][0] if isinstance(expected, torch.Tensor) else tuple(g for g, _ in pairs)
     comparisons = _comparisons(session, pairs, precise, figures)
@@ -66,8 +67,10 @@ def judge_outputs(
     if own is not None:
         ok, message = own
         if not ok:
+            message += _tf32(session, inputs, pairs, precise)
             return False, f"the problem's own check: {message}", _worst(comparisons)
         if rung_says and session.strict:
+            rung_says += _tf32(session, inputs, pairs, precise)
             return False, f"rung's own policy (RUNG_STRICT=1): {rung_says}", comparisons[wrong].metrics
         if rung_says:
             session.warn(
@@ -75,8 +78,13 @@ def judge_outputs(
             )
         return True, "", _worst(comparisons)
     if rung_says:
-        return False, rung_says, comparisons[wrong].metrics
+        return False, rung_says + _tf32(session, inputs, pairs, precise), comparisons[wrong].metrics
     return True, "", _worst(comparisons)
+
+
+def _tf32(session: Any, inputs: tuple[Any, ...], pairs: list[Any], precise: Any) -> str:
+    said = tf32.explain(session, inputs, [g for g, _ in pairs], precise)
+    return f"; {said}" if said else ""
 
 
 def _which(i: int, comparisons: list[Comparison]) -> str:
