@@ -99,6 +99,15 @@ def test_cute_kernels_are_recognised_by_the_dsl_s_naming():
         assert not cute_backend.owns_kernel(other), other
 
 
+def test_hopper_and_later_are_built_arch_specific_as_the_dsl_does_on_a_gpu():
+    assert [cute_backend.dsl_arch(a) for a in ("sm_90", "sm_90a", "sm_100", "sm_80")] == [
+        "sm_90a",
+        "sm_90a",
+        "sm_100a",
+        "sm_80",
+    ]
+
+
 # --- builds of the shipped solutions --------------------------------------------------------------
 
 

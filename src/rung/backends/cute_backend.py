@@ -1,7 +1,7 @@
 """CuTe DSL solutions (nvidia-cutlass-dsl): build every kernel they launch for the target GPU.
 
 Building needs no GPU. The solution is imported afresh and called once per case with CuTe DSL
-set to build for the target arch (`sm_90a` on Hopper) and to keep its clean MLIR, PTX and
+set to build for the target arch (`sm_90a` on Hopper, where `RUNG_ARCH` says sm_90) and to keep its clean MLIR, PTX and
 CUBIN, and with its launches intercepted: a `@cute.jit` function called directly, or one
 compiled with `cute.compile` and then called, is built and not run. Torch tensors without
 device memory (the compile rung's meta tensors, or CPU tensors) reach the DSL described as
@@ -96,6 +96,7 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
     SASS to `out_dir`. A function built alike for two cases (the same CUBIN) is written once."""
     from rung.common.loader import import_file
 
+    arch = dsl_arch(arch)
     out_dir.mkdir(parents=True, exist_ok=True)
     built: list[BuiltKernel] = []
     seen: set[str] = set()
@@ -114,6 +115,13 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
                     kernel.case = case
                     built.append(kernel)
     return built
+
+
+def dsl_arch(arch: str) -> str:
+    """The arch CuTe DSL builds for on a device of `arch`: from Hopper on, the arch-specific
+    variant (sm_90 -> sm_90a; HGMMA and TMA exist only there), as the DSL picks on a GPU."""
+    plain = re.fullmatch(r"sm_(\d+)(\d)", arch)
+    return f"{arch}a" if plain and int(plain.group(1)) >= 9 else arch
 
 
 def _located(step: Any, solution: Path) -> Any:
