@@ -201,7 +201,9 @@ def test_on_a_gpu_each_template_launches_its_own_kernel_and_trace_says_whose(cli
     guard = rung_of(run, "guard")
     assert guard.metrics["checks"]["kernel_launched"] == "ok", guard.message
     assert backend.BACKEND.value in guard.metrics["kernels"].values(), guard.metrics
-    for case in rung_of(run, "trace").metrics["cases"]:
+    trace = rung_of(run, "trace")
+    assert trace.status == Status.OK, trace.message
+    for case in trace.metrics["cases"]:
         assert case["kernels"][0]["backend"] == backend.BACKEND.value, case
 
 
