@@ -66,4 +66,13 @@ def test_cached_output_is_caught_even_when_the_next_seed_draws_the_same_values(c
         run = climb(prefix_sum, prefix_sum / "solutions" / "wrong" / "output_cached.py")
     guard = rung_of(run, "guard")
     assert guard.status == Status.FAILED
-    assert "output cached" in guard.message
+    assert "output cached" in guard.message and "a cache keyed by the inputs' addresses" in guard.message
+
+
+def test_an_output_that_ignores_its_input_is_named_so_not_a_cache(climb):
+    """The same answer for new values in new tensors too: nothing is keyed by address."""
+    guard = rung_of(climb(TINY, SOL / "ignores_input.py"), "guard")
+    assert guard.status == Status.FAILED
+    assert guard.metrics["checks"]["not_cached"] == "fired"
+    assert "not_cached: output does not depend on the input" in guard.message
+    assert "output cached" not in guard.message

@@ -92,17 +92,17 @@ class SolutionProcess:
     # Inputs and outputs -------------------------------------------------------------------
 
     def allocate(
-        self, specs: list[TensorSpec], timeout_s: float = 120
+        self, specs: list[TensorSpec], timeout_s: float = 120, fresh: bool = False
     ) -> tuple[list[int], list[torch.Tensor]]:
-        """Buffers in the solution process (kept ones first, the rest made in one request), and
-        the judge's view of each."""
+        """Buffers in the solution process (kept ones first unless `fresh`, the rest made in one
+        request), and the judge's view of each."""
         from rung.common.shm import open_buffer
 
         ids: list[int] = [-1] * len(specs)
         views: list[Any] = [None] * len(specs)
         missing = []
         for k, spec in enumerate(specs):
-            kept = self._kept.get(spec)
+            kept = None if fresh else self._kept.get(spec)
             if kept:
                 ids[k], views[k] = kept.pop()
                 self._kept_bytes -= spec.nbytes
@@ -114,13 +114,14 @@ class SolutionProcess:
                 ids[k], views[k] = int(key), open_buffer(specs[k], handle)
         return ids, views
 
-    def place(self, inputs: Any) -> Placed:
-        """`inputs` copied into new buffers of the solution process."""
+    def place(self, inputs: Any, fresh: bool = False) -> Placed:
+        """`inputs` copied into buffers of the solution process; with `fresh`, new ones only, at
+        addresses no kept buffer has (the guard's test for a cache keyed by address)."""
         from rung.common.shm import TensorSpec
         from rung.common.trees import encode, leaves
 
         tensors = leaves(inputs)
-        ids, local = self.allocate([TensorSpec.of(t) for t in tensors])
+        ids, local = self.allocate([TensorSpec.of(t) for t in tensors], fresh=fresh)
         for view, t in zip(local, tensors, strict=True):
             if t.device.type != "meta":
                 view.copy_(t)

@@ -4,7 +4,8 @@ On the first test case: inputs unchanged by the call; the output neither an alia
 a tensor subclass or lazy object; a kernel of the solution's backend actually launched (on a GPU
 from the kernel names CUPTI reports, each backend recognising its own; on the CPU from Triton's
 launch count) and, for Triton, doing work the answer needs; the same input twice gives the same bits; new values written into the same input tensors (same
-addresses, same shapes) give the new answer, not a cached one; timing and comparison functions
+addresses, same shapes) give the new answer, not a cached one (and where they do not, the same
+values in new tensors say whether it is a cache or an output that ignores its input); timing and comparison functions
 not replaced; no thread left running. Every check runs; each one that fires is named. SKIPPED,
 before anything is built, when the first test case is too large for this machine (case_size.py).
 """
@@ -73,7 +74,8 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
         new_expected = session.reference(fresh, precise=False)
         new_precise = session.reference(fresh, precise=True)
         third = session.call(fresh, new_expected, placed=first.placed)
-        verdict("not_cached", _stale(third, new_expected, new_precise, outs, session))
+        stale = _stale(third, new_expected, new_precise, outs, session)
+        verdict("not_cached", stale and _name_stale(session, fresh, new_expected, outs, stale))
     else:
         checks["not_cached"] = f"untested: {_REDRAWS} new inputs all gave the reference's first answer"
     session.release(first.placed)
@@ -213,5 +215,22 @@ def _stale(called: Any, expected: Any, precise: Any, old: list[torch.Tensor], se
     for got, ref, before in zip(got_list, tensor_list(precise) or [], old, strict=False):
         c = compare(got, ref, Tolerance.for_dtype(str(got.dtype), session.problem.tolerance))
         if not c.ok and got.shape == before.shape and not bool(_bits_differ(got, before).any()):
-            return "new values written into the same input tensors gave the previous answer (output cached)"
+            return "new values written into the same input tensors gave the previous answer"
     return ""
+
+
+def _name_stale(session: Any, fresh: Any, expected: Any, old: list[torch.Tensor], stale: str) -> str:
+    """What a stale answer is: the same new values in new tensors tell a cache keyed by the
+    inputs' addresses (the right answer there) from an output that ignores its input (the previous
+    answer again, wherever the values are)."""
+    if not stale.startswith("new values"):
+        return stale
+    elsewhere = session.call(fresh, expected, placed=session.solution.place(fresh, fresh=True))
+    session.release(elsewhere.placed)
+    again = [o for o in elsewhere.outs if o is not None]
+    if len(again) == len(old) and not _differs(old, again):
+        return (
+            "output does not depend on the input: new values gave the previous answer bit for bit, "
+            "in the same input tensors and in new ones"
+        )
+    return f"output cached: {stale}, the same values in new tensors another (a cache keyed by the inputs' addresses)"
