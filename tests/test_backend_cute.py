@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from rung import backends
-from rung.backends import cute_backend, triton_backend
+from rung.backends import build_cache, cute_backend, triton_backend
 from rung.backends.base import BuiltKernel
 from rung.spec import Status
 from tests.conftest import PROBLEMS, rung_of
@@ -23,6 +23,15 @@ from tests.conftest import PROBLEMS, rung_of
 pytest.importorskip("cutlass.cute", reason="nvidia-cutlass-dsl is not installed (pip install rung[cute])")
 
 ARCH = "sm_90a"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def build_cache_here(tmp_path_factory: pytest.TempPathFactory):
+    """Builds kept in a folder of this module's own, not the user's cache."""
+    saved = build_cache._root
+    build_cache.use(tmp_path_factory.mktemp("builds"))
+    yield
+    build_cache._root = saved
 
 
 def _meta(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -141,6 +150,25 @@ def test_matmul_uses_hopper_tensor_cores_fed_by_tma(matmul):
     assert re.search(r"\bUTMALDG\b", sass)
     assert matmul.shared_bytes > 4 * 48 * 1024  # the 4-stage ring, as launched
     assert matmul.max_threads == 384 and matmul.spill_instructions == 0
+
+
+def test_a_second_build_of_the_same_trace_is_read_from_the_build_cache(vector_add, tmp_path):
+    assert not vector_add.cached
+    n = 2**28
+    (again,) = build(
+        PROBLEMS / "vector_add/solutions/correct/cute.py", tmp_path, {"n": n}, _meta(n), _meta(n)
+    )
+    assert again.cached and again.name == vector_add.name and again.registers == vector_add.registers
+    assert text(again, ".sass") == text(vector_add, ".sass")
+    assert {Path(a).suffix for a in again.artifacts} == {".mlir", ".ptx", ".cubin", ".sass"}
+    # Another arch is another build.
+    (other,) = cute_backend.compile_solution(
+        PROBLEMS / "vector_add/solutions/correct/cute.py",
+        [({"n": n}, lambda m: m.custom_kernel(_meta(n), _meta(n)))],
+        "sm_100a",
+        tmp_path / "sm_100a",
+    )
+    assert not other.cached and ".target sm_100a" in text(other, ".ptx")
 
 
 def test_the_wrong_vector_add_builds_its_failure_is_at_run(tmp_path):
