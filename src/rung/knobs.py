@@ -75,7 +75,12 @@ KNOBS: dict[str, Knob] = {
             "baseline timed beside the reference: 'compile' (torch.compile) or 'none'",
         ),
         Knob("RUNG_ROOFLINE_TARGET", float, 0.9, "fraction of the roofline counted as 'at roofline'"),
-        Knob("RUNG_CACHE_DIR", str, "", "where measured device ceilings are cached; default ~/.cache/rung"),
+        Knob(
+            "RUNG_CACHE_DIR",
+            str,
+            "",
+            "device ceilings cache (default ~/.cache/rung) and, where set, kernel builds in its builds/ (default: the workspace's .rung/cache/builds)",
+        ),
         Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
         Knob(
             "RUNG_SKIP",

@@ -71,15 +71,10 @@ class Toolkit:
 
 @cache
 def toolkit() -> Toolkit:
-    """nvcc on PATH (or under CUDA_HOME, or /usr/local/cuda), its folder and version."""
-    import os
-
-    homes = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
-    found = shutil.which("nvcc") or next(
-        (str(Path(h) / "bin" / "nvcc") for h in homes if h and (Path(h) / "bin" / "nvcc").is_file()), None
-    )
+    """nvcc on PATH (else the usual /usr/local/cuda), its folder and version."""
+    found = shutil.which("nvcc") or shutil.which("nvcc", path="/usr/local/cuda/bin")
     if found is None:
-        raise NoToolkit("nvcc not found (CUDA toolkit): put it on PATH or set CUDA_HOME")
+        raise NoToolkit("nvcc not found (the CUDA toolkit): put its bin folder on PATH")
     version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60).stdout
     dry = subprocess.run([found, "--dryrun", "-c", "x.cu"], capture_output=True, text=True, timeout=60)
     here = re.search(r"_HERE_=(\S+)", dry.stdout + dry.stderr)
