@@ -161,7 +161,7 @@ static void launch(const __half* a, const __half* b, float* c, int M, int N, int
     matmul_mma<ALIGNED><<<blocks, THREADS, SMEM_BYTES, stream>>>(a, b, c, M, N, K);
 }
 
-void matmul(const void* a, const void* b, float* c, int M, int N, int K, cudaStream_t stream) {
+void launch_matmul(const void* a, const void* b, float* c, int M, int N, int K, cudaStream_t stream) {
     const __half* ah = static_cast<const __half*>(a);
     const __half* bh = static_cast<const __half*>(b);
     bool aligned = K % 8 == 0 && N % 8 == 0 &&
@@ -177,13 +177,13 @@ CPP = r"""
 #include <torch/extension.h>
 #include <c10/cuda/CUDAStream.h>
 
-void matmul(const void* a, const void* b, float* c, int M, int N, int K, cudaStream_t stream);
+void launch_matmul(const void* a, const void* b, float* c, int M, int N, int K, cudaStream_t stream);
 
 void mm(torch::Tensor a, torch::Tensor b, torch::Tensor c) {
     TORCH_CHECK(a.is_cuda() && a.scalar_type() == torch::kHalf && b.scalar_type() == torch::kHalf,
                 "a, b: float16 CUDA tensors");
     if (c.numel() == 0) return;
-    matmul(a.data_ptr(), b.data_ptr(), c.data_ptr<float>(), (int)a.size(0), (int)b.size(1), (int)a.size(1),
+    launch_matmul(a.data_ptr(), b.data_ptr(), c.data_ptr<float>(), (int)a.size(0), (int)b.size(1), (int)a.size(1),
            c10::cuda::getCurrentCUDAStream());
 }
 """

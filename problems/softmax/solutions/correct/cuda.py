@@ -116,7 +116,7 @@ static bool launch_if_fits(const float* x, float* out, long rows, int cols, long
     return true;
 }
 
-void softmax(const float* x, float* out, long rows, int cols, long stride, cudaStream_t stream) {
+void launch_softmax(const float* x, float* out, long rows, int cols, long stride, cudaStream_t stream) {
     bool vectors = cols % 4 == 0 && stride % 4 == 0 &&
                    ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(out)) & 15) == 0;
     if (vectors) {
@@ -139,12 +139,12 @@ CPP = r"""
 #include <torch/extension.h>
 #include <c10/cuda/CUDAStream.h>
 
-void softmax(const float* x, float* out, long rows, int cols, long stride, cudaStream_t stream);
+void launch_softmax(const float* x, float* out, long rows, int cols, long stride, cudaStream_t stream);
 
 void rows_softmax(torch::Tensor x, torch::Tensor out) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat && x.dim() == 2, "x: a 2-D float32 CUDA tensor");
     if (x.numel() == 0) return;
-    softmax(x.data_ptr<float>(), out.data_ptr<float>(), x.size(0), (int)x.size(1), x.stride(0),
+    launch_softmax(x.data_ptr<float>(), out.data_ptr<float>(), x.size(0), (int)x.size(1), x.stride(0),
             c10::cuda::getCurrentCUDAStream());
 }
 """

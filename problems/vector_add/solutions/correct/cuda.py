@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(THREADS) add_scalar(const float* __restrict__ 
         out[i] = x[i] + y[i];
 }
 
-void vector_add(const float* x, const float* y, float* out, long n, cudaStream_t stream) {
+void launch_vector_add(const float* x, const float* y, float* out, long n, cudaStream_t stream) {
     bool aligned = ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y) |
                      reinterpret_cast<uintptr_t>(out)) & 15) == 0;
     if (!aligned) {
@@ -68,12 +68,12 @@ CPP = r"""
 #include <torch/extension.h>
 #include <c10/cuda/CUDAStream.h>
 
-void vector_add(const float* x, const float* y, float* out, long n, cudaStream_t stream);
+void launch_vector_add(const float* x, const float* y, float* out, long n, cudaStream_t stream);
 
 void add(torch::Tensor x, torch::Tensor y, torch::Tensor out) {
     TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat, "x: a float32 CUDA tensor");
     if (x.numel() == 0) return;
-    vector_add(x.data_ptr<float>(), y.data_ptr<float>(), out.data_ptr<float>(), x.numel(),
+    launch_vector_add(x.data_ptr<float>(), y.data_ptr<float>(), out.data_ptr<float>(), x.numel(),
                c10::cuda::getCurrentCUDAStream());
 }
 """
