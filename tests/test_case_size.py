@@ -95,10 +95,18 @@ def test_on_a_cuda_device_no_case_is_sized_or_held_back():
 
 @cpu_only
 @pytest.mark.parametrize(
-    ("problem", "solution", "size"),
-    [("relu_large.py", "relu_triton.py", 12288), ("layer_norm_large.py", "layer_norm_functional.py", 512)],
+    ("problem", "solution", "size", "case"),
+    [
+        ("relu_large.py", "relu_triton.py", 12288, {"batch_size": 4096, "dim": 393216}),
+        (
+            "layer_norm_large.py",
+            "layer_norm_functional.py",
+            512,
+            {"batch_size": 16, "features": 64, "dim1": 256, "dim2": 256},
+        ),
+    ],
 )
-def test_kernelbench_at_its_current_sizes_is_skipped_not_failed(climb, problem, solution, size):
+def test_kernelbench_at_its_current_sizes_is_skipped_not_failed(climb, problem, solution, size, case):
     started = time.monotonic()
     run = climb(KERNELBENCH / problem, KERNELBENCH / "solutions" / solution)
     wall_s = time.monotonic() - started
@@ -106,7 +114,7 @@ def test_kernelbench_at_its_current_sizes_is_skipped_not_failed(climb, problem, 
     assert not any(r.status.bad for r in run.rungs), table
     first = rung_of(run, "run")
     assert first.status == Status.SKIPPED and first.message == (
-        f"{{}}: {size} MiB of inputs and output > RUNG_CPU_MAX_CASE_MB=64: too large for the CPU interpreter"
+        f"{case}: {size} MiB of inputs and output > RUNG_CPU_MAX_CASE_MB=64: too large for the CPU interpreter"
     ), table
     assert first.seconds < 5  # sized, not built: KernelBench's one case is 6 GiB of input for ReLU
     for name in ("guard", "correct", "scale"):

@@ -108,9 +108,19 @@ def test_problem_describes_its_cases(tmp_path):
         "benchmarks": [{"n": 4096}],
         "tolerance": {},
         "has_cost": True,
+        "input_shapes": ["float32(5,)"],
+        "own_check": "",
     }
     text = rung("problem", str(TINY), "-w", str(tmp_path)).stdout
     assert "benchmark 0" in text and "n=4096" in text and "cost model: yes" in text
+
+
+def test_problem_shows_a_kernelbench_files_sizes_shapes_and_own_check(tmp_path):
+    text = rung("problem", str(FIXTURES / "kernelbench" / "matmul.py"), "-w", str(tmp_path)).stdout
+    assert "test 0      │ batch_size=32 in_features=64 out_features=48" in text
+    assert "inputs of test 0: float32(32, 64)" in text
+    assert "tolerance: decided by KernelBench's: the same shape, then allclose" in text
+    assert "cost model: none (roofline from an estimate" in text
 
 
 def test_init_and_new_give_a_problem_that_climbs(tmp_path):

@@ -115,9 +115,19 @@ def print_problem(console: Console, problem: Problem) -> None:
         for i, case in enumerate(cases):
             table.add_row(f"{kind} {i}", " ".join(f"{k}={v}" for k, v in case.items()))
     console.print(table)
+    if problem.input_shapes:
+        console.print(f"inputs of test 0: {', '.join(problem.input_shapes)}", markup=False)
     tol = ", ".join(f"{k}={v}" for k, v in problem.tolerance.items()) or "the per-dtype default"
+    if problem.own_check:
+        tol = f"decided by {problem.own_check}; rung's ({tol}) warns, fails with --strict"
     console.print(f"tolerance: {tol}", markup=False)
-    console.print("cost model: yes (roofline)" if problem.has_cost else "cost model: none (no roofline)")
+    console.print(
+        "cost model: yes (roofline)"
+        if problem.has_cost
+        else "cost model: none (roofline from an estimate: FLOPs counted from the reference, "
+        "bytes = inputs + outputs)",
+        markup=False,
+    )
 
 
 def print_diff(console: Console, doc: dict[str, Any]) -> None:

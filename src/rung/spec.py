@@ -55,6 +55,10 @@ class Problem:
     benchmarks: list[dict[str, Any]] = field(default_factory=list)
     tolerance: dict[str, float] = field(default_factory=dict)
     has_cost: bool = False
+    # The first test case's inputs as "dtype(shape)", where the judge can tell without building
+    # them (on the meta device: native and KernelBench problems; not GPU MODE's).
+    input_shapes: list[str] = field(default_factory=list)
+    own_check: str = ""  # the format's own check that decides on values, in words; "" for rung's tolerance
 
 
 @dataclass

@@ -44,6 +44,7 @@ class LoadedProblem:
     )  # input tensors that are outputs (destination passing)
     owns_verdict: bool = False  # its own check decides on values; rung's stricter rules warn
     trials: int | None = None  # fresh seeds per test case its own harness uses (else RUNG_TRIALS)
+    own_check: str = ""  # where owns_verdict: that check in words, for `rung problem`
 
     def entry(self, module: types.ModuleType) -> Callable[..., Any]:
         """The callable each call of the ladder invokes with a case's inputs."""
@@ -114,7 +115,19 @@ class LoadedProblem:
             benchmarks=self.benchmarks,
             tolerance=self.tolerance,
             has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
+            input_shapes=self._input_shapes(),
+            own_check=self.own_check,
         )
+
+    def _input_shapes(self) -> list[str]:
+        """The first test case's inputs, drawn on the meta device: shapes, no data."""
+        if not self.meta_inputs or not self.tests:
+            return []
+        try:
+            drawn = leaves(self.inputs(self.tests[0], 0, "meta"))
+        except Exception:
+            return []  # not drawable without data: the cases alone describe it
+        return [f"{str(t.dtype).removeprefix('torch.')}{tuple(t.shape)}" for t in drawn]
 
 
 def _nbytes(tree: Any) -> int:

@@ -71,6 +71,7 @@ class GpuModeProblem(LoadedProblem):
             self.shared_files.append(folder.parent / "utils.py")
         self.meta_inputs = False  # generate_input chooses its own device
         self.owns_verdict = callable(getattr(module, "check_implementation", None))
+        self.own_check = "reference.py's check_implementation" if self.owns_verdict else ""
         self._slot_known = False
 
     def solution_side(self, lib_dir: Path) -> FormatSide:
