@@ -70,6 +70,15 @@ def test_gpumode_own_check_decides_and_rungs_dtype_rule_warns(climb):
     assert "warning: " + warning in correct.message
 
 
+def test_gpumode_another_shape_of_as_many_elements_goes_to_the_problems_own_check(climb):
+    run = climb(GPUMODE / "prefixsum", GPUMODE / "submissions" / "prefixsum_column.py")
+    assert rung_of(run, "run").status == Status.OK  # a warning there, not a failure
+    assert any("shape (1023, 1), expected (1023,)" in w for w in rung_of(run, "run").metrics["warnings"])
+    correct = rung_of(run, "correct")
+    assert correct.status == Status.FAILED
+    assert "the problem's own check: shape (1023, 1) != (1023,)" in correct.message
+
+
 def test_gpumode_strict_mode_fails_what_rungs_rules_only_warned_of(climb):
     with knobs.scoped(RUNG_STRICT=1):
         run = climb(GPUMODE / "prefixsum", GPUMODE / "submissions" / "prefixsum_into_output.py")
