@@ -85,19 +85,22 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
     out_dir.mkdir(parents=True, exist_ok=True)
     built: list[BuiltKernel] = []
     seen: set[str] = set()
-    with _compiles_for(target_arch(arch), solution_path) as compiled:
-        module = import_file(solution_path, "rung_solution_tilelang")  # may compile at import
-        for case, call in [({}, None), *calls]:
-            if call is not None:
-                call(module)
-            for kernel, build_s in compiled:
-                source = str(kernel.kernel_source)
-                if source in seen:
-                    continue
+
+    def keep(compiled: list[tuple[Any, float]], case: dict[str, Any]) -> None:
+        for kernel, build_s in compiled:
+            source = str(kernel.kernel_source)
+            if source not in seen:
                 seen.add(source)
                 built.append(_write(kernel, source, build_s, out_dir, {b.name for b in built}))
                 built[-1].case = case
-            compiled.clear()
+        compiled.clear()
+
+    with _compiles_for(target_arch(arch), solution_path) as compiled:
+        module = import_file(solution_path, "rung_solution_tilelang")
+        keep(compiled, {})  # kernels the module compiled as it was imported
+        for case, call in calls:
+            call(module)
+            keep(compiled, case)
     return built
 
 
