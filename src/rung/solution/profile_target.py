@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -79,7 +80,7 @@ def injected_roots(environ: Mapping[str, str]) -> list[Path]:
 def ncu_locks() -> list[Path]:
     """ncu's lock folder (/tmp/nvidia/nsight_compute, made by ncu before it starts its target):
     the injected library opens the lock in it for writing ("Failed to open/create lock file")."""
-    folders = {Path(os.environ.get("TMPDIR", "/tmp")), Path("/tmp")}
+    folders = {Path(tempfile.gettempdir()), Path("/tmp")}
     return [f / "nvidia" / "nsight_compute" for f in folders if (f / "nvidia" / "nsight_compute").is_dir()]
 
 
