@@ -9,6 +9,16 @@ from typing import Any
 import torch
 
 
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the storages of `a` and `b` overlap (a view of either, or the same buffer); meta
+    tensors and tensors on different devices share nothing."""
+    if a.device != b.device or a.device.type == "meta":
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    lo_a, lo_b = sa.data_ptr(), sb.data_ptr()
+    return lo_a < lo_b + sb.nbytes() and lo_b < lo_a + sa.nbytes()
+
+
 def leaves(obj: Any) -> list[torch.Tensor]:
     """Every tensor in `obj`, depth first; leaf i is the same slot across clones of `obj`."""
     if isinstance(obj, torch.Tensor):

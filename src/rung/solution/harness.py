@@ -22,7 +22,7 @@ import torch
 from rung.common.messages import CallReport, FormatSide, Harm, OutputMeta, SolutionStart
 from rung.common.poison import poisoned_allocations
 from rung.common.shm import Exporter, TensorSpec, dtype_name
-from rung.common.trees import decode, leaves, tensor_list
+from rung.common.trees import decode, leaves, shares_memory, tensor_list
 from rung.solution.kernel_names import KernelNames
 
 # Functions a solution must leave alone: rung times and checks with them.
@@ -165,9 +165,9 @@ class Harness:
             device=str(out.device),
             contiguous=bool(out.is_contiguous()),
             copied=copied,
-            alias_of_input=next((i for i, t in enumerate(leaves(inputs)) if _overlap(out, t)), None),
+            alias_of_input=next((i for i, t in enumerate(leaves(inputs)) if shares_memory(out, t)), None),
             same_object_as_before=any(e is out for e in earlier),
-            reuses_earlier_output=any(e is not out and _overlap(out, e) for e in earlier),
+            reuses_earlier_output=any(e is not out and shares_memory(out, e) for e in earlier),
         )
 
     def sync(self) -> None:
@@ -217,14 +217,6 @@ def kind_of(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)}"
     return f"a {type(value).__name__}"
-
-
-def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device or a.device.type == "meta":
-        return False
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    lo_a, lo_b = sa.data_ptr(), sb.data_ptr()
-    return lo_a < lo_b + sb.nbytes() and lo_b < lo_a + sa.nbytes()
 
 
 def _launch_counter() -> Any:

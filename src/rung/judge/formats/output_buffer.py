@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from rung.common.poison import poison
-from rung.common.trees import clone_tree, leaves, tensor_list
+from rung.common.trees import clone_tree, leaves, shares_memory, tensor_list
 
 
 def designated_outputs(reference: Callable[[Any], Any], data: Any) -> set[int]:
@@ -30,7 +30,7 @@ def designated_outputs(reference: Callable[[Any], Any], data: Any) -> set[int]:
     found = {
         i
         for i, (leaf, was) in enumerate(zip(leaves(clone), before, strict=True))
-        if any(_shares_memory(o, leaf) for o in outs) or not _same(leaf, was)
+        if any(shares_memory(o, leaf) for o in outs) or not _same(leaf, was)
     }
     shapes = {tuple(o.shape) for o in outs}
     for i, leaf in enumerate(leaves(data)):
@@ -56,11 +56,3 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.is_floating_point() or a.is_complex():
         return bool(torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
     return bool(torch.equal(a, b))
-
-
-def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device or a.device.type == "meta":
-        return False
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    lo_a, lo_b = sa.data_ptr(), sb.data_ptr()
-    return lo_a < lo_b + sb.nbytes() and lo_b < lo_a + sa.nbytes()
