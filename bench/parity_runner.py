@@ -1,0 +1,130 @@
+"""Running the checkers for the parity suite: a time budget, capped subprocesses, and `rung check`.
+
+Every checker runs in a fresh process (as each project runs its own), in its own process group,
+so a timeout kills the pool workers and judges it started too (eval.py's spawned pool, rung's
+solution process) rather than leaving them on the GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEM_SETS = ROOT / ".problem-sets"
+RUNG_DEFAULTS = {"RUNG_BASELINE": "none", "RUNG_SKIP": "profile"}
+RUNG_TIMEOUT_S = 900.0
+
+
+class BudgetSpent(Exception):
+    """The run's --max-seconds ran out; the row being judged is dropped, to be redone on --resume."""
+
+
+class Budget:
+    def __init__(self, max_seconds: float) -> None:
+        self.deadline = time.monotonic() + max_seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def check(self) -> None:
+        if self.left() <= 0:
+            raise BudgetSpent
+
+
+@dataclass
+class Finished:
+    rc: int
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool
+
+
+def run_capped(cmd: list[str], limit_s: float, budget: Budget, **kwargs: Any) -> Finished:
+    """Run `cmd` for at most `limit_s`, or what is left of the budget; BudgetSpent if the budget,
+    not the limit, is what stopped it."""
+    budget.check()
+    cap = min(limit_s, budget.left())
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    )
+    try:
+        out, err = proc.communicate(timeout=cap)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        timed_out = True
+        if cap < limit_s:
+            raise BudgetSpent from None
+    return Finished(proc.returncode, out, err, time.monotonic() - started, timed_out)
+
+
+def rung_env(workspace: Path, cache: Path) -> dict[str, str]:
+    """The environment for `rung check`: rung from this checkout, the suite's defaults unless the
+    caller's environment sets them, and the given workspace and cache."""
+    env = {**RUNG_DEFAULTS, **os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p)
+    env["RUNG_WORKSPACE"], env["RUNG_CACHE_DIR"] = str(workspace), str(cache)
+    return env
+
+
+def rung_settings() -> dict[str, str]:
+    """The rung settings the table was made under, for its header."""
+    env = {**RUNG_DEFAULTS, **os.environ}
+    return {k: v for k, v in sorted(env.items()) if k.startswith("RUNG_") and k not in ("RUNG_WORKSPACE",)}
+
+
+def rung_check(problem: Path, solution: Path, workspace: Path, cache: Path, budget: Budget) -> dict[str, Any]:
+    """`rung check PROBLEM SOLUTION --json` in a fresh process: its verdict, reason and wall time."""
+    cmd = [sys.executable, "-m", "rung", "check", str(problem), str(solution), "--json"]
+    done = run_capped(cmd, RUNG_TIMEOUT_S, budget, env=rung_env(workspace, cache), cwd=workspace.parent)
+    said = parse_rung(done.stdout, done.stderr)
+    if done.timed_out:
+        said = {
+            "verdict": "ERROR",
+            "said": "TIMEOUT",
+            "reason": f"rung check ran past {RUNG_TIMEOUT_S:.0f} s",
+        }
+    return {**said, "seconds": round(done.seconds, 3), "exit": done.rc}
+
+
+def parse_rung(stdout: str, stderr: str) -> dict[str, Any]:
+    """rung's JSON reduced to the table's terms: PASS, FAIL, SKIPPED or ERROR; the first rung that
+    went wrong and its message; the warnings rungs attached (where the problem's own check decides,
+    rung's dtype, shape and tolerance rules warn); each rung's seconds."""
+    try:
+        solution = json.loads(stdout)["solutions"][0]
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {"verdict": "ERROR", "said": "no JSON", "reason": last[:300]}
+    said = str(solution.get("verdict", ""))
+    rungs = solution.get("rungs", [])
+    bad = next((r for r in rungs if r["status"] in ("FAILED", "ERROR", "TIMEOUT", "INTERRUPTED")), None)
+    verdict = (
+        "PASS"
+        if said == "PASS"
+        else "FAIL"
+        if said.startswith("FAIL")
+        else "SKIPPED"
+        if said.startswith("SKIPPED")
+        else "ERROR"
+    )
+    return {
+        "verdict": verdict,
+        "said": said,
+        "reason": f"{bad['name']}: {bad['message'][:300]}" if bad else "",
+        "warnings": [
+            f"{r['name']}: {w[:200]}" for r in rungs for w in r.get("metrics", {}).get("warnings", [])
+        ],
+        "rung_seconds": {r["name"]: round(float(r.get("seconds", 0.0)), 3) for r in rungs},
+    }

@@ -1,0 +1,175 @@
+"""The verdict-parity table: one row per (problem, solution), two checkers' verdicts side by side.
+
+Shared by bench/parity_gpumode.py and bench/parity_kernelbench.py. A row holds what each checker
+said (verdict PASS, FAIL, SKIPPED or ERROR; the reason it gave; its wall time), the verdict the
+solution was built to get (`expected`), and whether the two checkers agree. The table is written
+as parity.json and parity.md after every problem, so a run cut short keeps what finished, and a
+later run with --resume skips the rows already there.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+COMPARABLE = ("PASS", "FAIL")
+
+
+def agreement(rung: str, theirs: str) -> tuple[bool | None, str]:
+    """Whether rung and the other checker agree, and how they part where they do not.
+
+    Only PASS and FAIL are verdicts on the solution; an ERROR or a SKIPPED on either side (a
+    harness crash, a case too large for the machine) says nothing about it, so the row is not
+    comparable rather than a disagreement."""
+    if rung not in COMPARABLE or theirs not in COMPARABLE:
+        return None, "not comparable"
+    if rung == theirs:
+        return True, "agree"
+    return False, "rung stricter" if rung == "FAIL" else "rung laxer"
+
+
+@dataclass
+class Row:
+    problem: str
+    solution: str
+    origin: str  # shipped example, shipped correct, shipped wrong, generated
+    expected: str  # PASS or FAIL: what the solution was built to get
+    theirs: dict[str, Any]
+    rung: dict[str, Any]
+    rung_warm: dict[str, Any] = field(default_factory=dict)  # a later version, same workspace and cache
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.problem}/{self.solution}"
+
+    def to_dict(self) -> dict[str, Any]:
+        agree, kind = agreement(self.rung.get("verdict", "ERROR"), self.theirs.get("verdict", "ERROR"))
+        return {
+            "problem": self.problem,
+            "solution": self.solution,
+            "origin": self.origin,
+            "expected": self.expected,
+            "theirs": self.theirs,
+            "rung": self.rung,
+            "rung_warm": self.rung_warm,
+            "note": self.note,
+            "agree": agree,
+            "kind": kind,
+        }
+
+
+@dataclass
+class Table:
+    """Rows in the order they were judged, with the settings they were judged under."""
+
+    title: str
+    theirs_name: str  # the other checker, as the table's column names it
+    settings: dict[str, str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    complete: bool = False
+
+    def done(self) -> set[str]:
+        return {f"{r['problem']}/{r['solution']}" for r in self.rows}
+
+    def add(self, row: Row) -> None:
+        self.rows = [r for r in self.rows if f"{r['problem']}/{r['solution']}" != row.key]
+        self.rows.append(row.to_dict())
+
+    def write(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "title": self.title,
+            "theirs": self.theirs_name,
+            "settings": self.settings,
+            "written": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "complete": self.complete,
+            "rows": self.rows,
+        }
+        (out / "parity.json").write_text(json.dumps(doc, indent=1))
+        (out / "parity.md").write_text(markdown(doc))
+
+    @classmethod
+    def resume(cls, out: Path, title: str, theirs_name: str, settings: dict[str, str]) -> Table:
+        """The rows an earlier run wrote to `out`, to be kept and skipped; none if there is none."""
+        path = out / "parity.json"
+        rows = json.loads(path.read_text())["rows"] if path.is_file() else []
+        return cls(title, theirs_name, settings, rows)
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The table as Markdown: settings, a count, the verdict table, then time to verdict."""
+    rows = doc["rows"]
+    kinds = [r["kind"] for r in rows]
+    counts = ", ".join(
+        f"{k}: {kinds.count(k)}" for k in ("agree", "rung stricter", "rung laxer", "not comparable")
+    )
+    settings = "; ".join(f"`{k}={v}`" for k, v in doc["settings"].items())
+    lines = [
+        f"# {doc['title']}",
+        "",
+        f"Written {doc['written']}{'' if doc['complete'] else ' (incomplete: rows still to judge)'}. "
+        f"rung ran with {settings}.",
+        "",
+        f"{len(rows)} solutions: {counts}.",
+        "",
+        f"| problem | solution | origin | expected | {doc['theirs']} | rung | agree | {doc['theirs']} says | rung says |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        agree = {True: "yes", False: f"**NO** ({r['kind']})", None: "n/a"}[r["agree"]]
+        lines.append(
+            f"| {r['problem']} | {r['solution']} | {r['origin']} | {r['expected']} | {r['theirs'].get('verdict')} "
+            f"| {r['rung'].get('said', r['rung'].get('verdict'))} | {agree} | {_cell(r['theirs'].get('reason', ''))} "
+            f"| {_cell(_rung_words(r))} |"
+        )
+    return "\n".join([*lines, "", *time_to_verdict(rows, doc["theirs"])]) + "\n"
+
+
+def time_to_verdict(rows: list[dict[str, Any]], theirs: str) -> list[str]:
+    """Per problem, the solution checked cold then warm: wall seconds beside the other checker's."""
+    timed = [r for r in rows if r.get("rung_warm")]
+    if not timed:
+        return []
+    lines = [
+        "## Time to verdict (wall seconds)",
+        "",
+        f"| problem | solution | {theirs} s | rung cold s | rung warm s | cold speedup (target 2x) "
+        "| warm speedup (target 4x) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in timed:
+        own, cold, warm = r["theirs"].get("seconds"), r["rung"].get("seconds"), r["rung_warm"].get("seconds")
+        lines.append(
+            f"| {r['problem']} | {r['solution']} | {_s(own)} | {_s(cold)} | {_s(warm)} "
+            f"| {_ratio(own, cold, 2.0)} | {_ratio(own, warm, 4.0)} |"
+        )
+    return [*lines, ""]
+
+
+def _rung_words(row: dict[str, Any]) -> str:
+    rung = row["rung"]
+    words = [rung.get("reason", ""), *(f"warns: {w}" for w in rung.get("warnings", []))]
+    if row.get("note"):
+        words.append(f"note: {row['note']}")
+    return "; ".join(w for w in words if w)
+
+
+def _cell(text: str, limit: int = 220) -> str:
+    """One table cell: one line, no pipes, cut at `limit` characters."""
+    flat = " ".join(str(text).split()).replace("|", "/")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _s(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds:.1f}"
+
+
+def _ratio(theirs: float | None, rung: float | None, target: float) -> str:
+    if not theirs or not rung:
+        return ""
+    ratio = theirs / rung
+    return f"{ratio:.2f}x {'met' if ratio >= target else 'not met'}"

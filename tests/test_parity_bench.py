@@ -1,0 +1,207 @@
+"""The verdict-parity suite's CPU parts: agreement, the table, eval.py's output, rung's JSON, and the
+generated solutions (bench/parity_*.py). Those that read the public problem sets skip where
+.problem-sets/ is absent (it is fetched, never committed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+import parity_gpumode
+import parity_kernelbench
+import parity_solutions
+from parity_runner import Budget, BudgetSpent, parse_rung, run_capped
+from parity_table import Row, Table, agreement
+
+needs_pmpp = pytest.mark.skipif(not parity_gpumode.PMPP.is_dir(), reason=".problem-sets/gpumode absent")
+needs_kernelbench = pytest.mark.skipif(
+    not (parity_kernelbench.KERNELBENCH / "KernelBench").is_dir(), reason=".problem-sets/kernelbench absent"
+)
+
+
+def test_agreement_compares_only_verdicts_on_the_solution():
+    assert agreement("PASS", "PASS") == (True, "agree")
+    assert agreement("FAIL", "FAIL") == (True, "agree")
+    assert agreement("FAIL", "PASS") == (False, "rung stricter")
+    assert agreement("PASS", "FAIL") == (False, "rung laxer")
+    assert agreement("SKIPPED", "PASS") == (None, "not comparable")
+    assert agreement("PASS", "ERROR") == (None, "not comparable")
+
+
+def test_table_writes_json_and_markdown_and_resumes(tmp_path):
+    table = Table("t", "eval.py", {"RUNG_BASELINE": "none"})
+    row = Row("sort_py", "submission.py", "shipped example", "PASS", {"verdict": "PASS", "seconds": 30.0}, {})
+    row.rung = {
+        "verdict": "FAIL",
+        "said": "FAIL at guard",
+        "reason": "guard: output | aliases input",
+        "seconds": 10.0,
+    }
+    row.rung_warm = {"verdict": "PASS", "seconds": 5.0}
+    table.add(row)
+    table.add(row)  # judged again: replaces, does not duplicate
+    table.write(tmp_path)
+    doc = json.loads((tmp_path / "parity.json").read_text())
+    assert [(r["agree"], r["kind"]) for r in doc["rows"]] == [(False, "rung stricter")]
+    md = (tmp_path / "parity.md").read_text()
+    assert (
+        "| sort_py | submission.py | shipped example | PASS | PASS | FAIL at guard | **NO** (rung stricter) |"
+        in md
+    )
+    assert "output / aliases input" in md  # a pipe in a reason does not split the cell
+    assert "| sort_py | submission.py | 30.0 | 10.0 | 5.0 | 3.00x met | 6.00x met |" in md
+    assert "`RUNG_BASELINE=none`" in md
+    assert Table.resume(tmp_path, "t", "eval.py", {}).done() == {"sort_py/submission.py"}
+
+
+def test_popcorn_output_from_a_file_descriptor():
+    """eval.py writes `key: value` lines to POPCORN_FD; a multi-line error stays one value."""
+    with tempfile.TemporaryFile("w+") as fd_file:
+        writer = (
+            "import os\n"
+            "f = os.fdopen(int(os.environ['POPCORN_FD']), 'w')\n"
+            "f.write('test-count: 2\\ntest.0.status: pass\\ntest.1.status: fail\\n')\n"
+            "f.write('test.1.error: mismatch found: Number of mismatched elements: 3\\nERROR AT (0,): 1.0 2.0\\n')\n"
+            "f.write('check: fail\\n')\n"
+        )
+        env = {**os.environ, "POPCORN_FD": str(fd_file.fileno())}
+        subprocess.run([sys.executable, "-c", writer], env=env, pass_fds=(fd_file.fileno(),), check=True)
+        fd_file.seek(0)
+        said = parity_gpumode.parse_popcorn(fd_file.read())
+    assert said["test-count"] == "2"
+    assert said["test.1.error"] == "mismatch found: Number of mismatched elements: 3\nERROR AT (0,): 1.0 2.0"
+    verdict, reason = parity_gpumode.mode_verdict(said, 112, "", False, 180)
+    assert verdict == "FAIL"
+    assert reason.startswith("test.1: mismatch found")
+    assert parity_gpumode.mode_verdict({"check": "pass"}, 0, "", False, 180) == ("PASS", "")
+    assert parity_gpumode.mode_verdict({}, 1, "Traceback\nValueError: boom\n", False, 180) == (
+        "FAIL",
+        "eval.py exited 1 with no verdict: ValueError: boom",
+    )
+
+
+def test_cases_file_is_what_eval_py_reads():
+    text = parity_gpumode.cases_text([{"size": 127, "seed": 4242}, {"m": 64, "n": 32, "seed": 1}])
+    assert text == "size: 127; seed: 4242\nm: 64; n: 32; seed: 1\n"
+
+
+def test_rung_json_reduced_to_the_tables_terms():
+    doc = {
+        "solutions": [
+            {
+                "verdict": "FAIL at correct",
+                "rungs": [
+                    {"name": "load", "status": "OK", "message": "", "metrics": {}, "seconds": 0.5},
+                    {
+                        "name": "correct",
+                        "status": "FAILED",
+                        "message": "case 0: mismatch",
+                        "metrics": {"warnings": ["float32 where the reference returns float64"]},
+                        "seconds": 1.25,
+                    },
+                ],
+            }
+        ]
+    }
+    said = parse_rung(json.dumps(doc), "")
+    assert (said["verdict"], said["reason"]) == ("FAIL", "correct: case 0: mismatch")
+    assert said["warnings"] == ["correct: float32 where the reference returns float64"]
+    assert said["rung_seconds"] == {"load": 0.5, "correct": 1.25}
+    assert parse_rung("", "Traceback\nProblemError: bad task.yml\n") == {
+        "verdict": "ERROR",
+        "said": "no JSON",
+        "reason": "ProblemError: bad task.yml",
+    }
+
+
+def test_budget_stops_a_run_and_a_spent_budget_starts_none():
+    with pytest.raises(BudgetSpent):
+        run_capped([sys.executable, "-c", "import time; time.sleep(30)"], 60, Budget(0.5))
+    with pytest.raises(BudgetSpent):
+        run_capped([sys.executable, "-c", "pass"], 60, Budget(0))
+    capped = run_capped([sys.executable, "-c", "import time; time.sleep(30)"], 0.5, Budget(60))
+    assert capped.timed_out
+
+
+def _import(path: Path, name: str, extra_path: Path | None = None):
+    import importlib.util
+
+    if extra_path is not None:
+        sys.path.insert(0, str(extra_path))
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        if extra_path is not None:
+            sys.path.remove(str(extra_path))
+
+
+@needs_pmpp
+def test_gpumode_wrong_solutions_import_and_spoil_the_output(tmp_path):
+    folder = parity_gpumode.PMPP / "vectoradd_py"
+    found = {name: path for name, _, _, path in parity_gpumode.solutions(folder, tmp_path)}
+    a, b = torch.ones(4, 4), torch.full((4, 4), 2.0)
+    outputs = {}
+    for spoiler in parity_solutions.SPOILERS:
+        module = _import(found[f"generated/{spoiler}.py"], f"wrong_{spoiler}", folder)
+        outputs[spoiler] = module.custom_kernel((a, b, torch.empty(4, 4)))
+    assert torch.allclose(outputs["scaled"], torch.full((4, 4), 3.03))
+    assert torch.count_nonzero(outputs["zeroed"]) == 0
+    assert outputs["input"] is a
+
+
+@needs_pmpp
+def test_gpumode_stage_holds_what_task_yml_names(tmp_path):
+    folder = parity_gpumode.PMPP / "sort_py"
+    parity_gpumode.stage(folder, folder / "submission.py", tmp_path)
+    names = {"submission.py", "task.py", "utils.py", "reference.py", "eval.py", "test.txt", "benchmark.txt"}
+    assert {p.name for p in tmp_path.iterdir()} == names
+    assert (tmp_path / "submission.py").read_text() == (folder / "submission.py").read_text()
+
+
+@needs_kernelbench
+def test_kernelbench_sample_is_fixed_and_its_solutions_behave(tmp_path):
+    picked = parity_kernelbench.sample(parity_kernelbench.KERNELBENCH, set())
+    assert [name.split("_")[0] for name, _ in picked] == [
+        *(f"level1/{n}" for n in range(1, 100, 10)),
+        *(f"level2/{n}" for n in range(1, 100, 20)),
+    ]
+    problem = next(path for name, path in picked if name.startswith("level1/21_"))  # Sigmoid
+    found = {name: path for name, _, path, _ in parity_kernelbench.solutions(problem, tmp_path)}
+    x = torch.randn(3, 5)
+    same = _import(found["same.py"], "kb_same")
+    want = same.Model()(x)
+    assert torch.equal(same.ModelNew()(x), want)
+    assert torch.allclose(_import(found["scaled.py"], "kb_scaled").ModelNew()(x), want * 1.01)
+    assert torch.count_nonzero(_import(found["zeroed.py"], "kb_zeroed").ModelNew()(x)) == 0
+    assert _import(found["input.py"], "kb_input").ModelNew()(x) is x
+    with pytest.raises(NameError):  # Model is not in its own scope: only the evaluator's
+        _import(found["scope.py"], "kb_scope")
+
+
+@needs_kernelbench
+def test_kernelbench_eval_imports_with_stand_ins_in_a_fresh_process():
+    code = (
+        "import parity_kernelbench as k\n"
+        "m, stood_in = k.load_own_eval(k.KERNELBENCH / 'src')\n"
+        "r = m.KernelExecResult(compiled=True, correctness=False, metadata={'correctness_issue': 'Output mismatch'})\n"
+        "print(callable(m.eval_kernel_against_ref), k.own_verdict(r), k.own_verdict(m.KernelExecResult()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "bench")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("True ('FAIL', 'Output mismatch') ('FAIL', 'compile: ')")
