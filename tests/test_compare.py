@@ -59,7 +59,12 @@ def test_unwritten_elements_are_told_apart_from_computed_nans():
     got[4] = math.nan  # a NaN the kernel computed: not poison
     c = compare(got, torch.ones(6, dtype=torch.float64), FP32)
     assert not c.ok and c.metrics["unwritten"] == 1 and c.metrics["mismatches"] == 2
-    assert "1 never written" in c.message
+    assert c.metrics["nonfinite_mismatches"] == 1 and c.metrics["out_of_tolerance"] == 0
+    assert c.message.startswith(
+        "16.7% of the output never written; 2 of 6 elements outside atol=1e-05 rtol=1e-05: "
+        "1 never written (still the poison the harness filled in), "
+        "1 NaN or Inf where the reference is finite, 0 finite values off; first at (4,): got nan expected 1"
+    )
 
 
 @pytest.mark.parametrize(
@@ -87,6 +92,86 @@ def test_psnr_and_cosine_floors_fail_a_noisy_output():
     assert not c.ok
     assert "PSNR" in c.message and "cosine similarity" in c.message
     assert compare(ref, ref, loose).ok
+
+
+def _mostly_unwritten() -> tuple[torch.Tensor, torch.Tensor]:
+    """A kernel right where it wrote, which wrote 1 element in 8: what small_only.py leaves."""
+    ref = torch.randn(64, 1024, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    got = ref.float()
+    poison(got[8:])
+    return got, ref
+
+
+def test_a_mostly_unwritten_output_says_so_first_and_no_figure_reads_well():
+    got, ref = _mostly_unwritten()
+    c = compare(got, ref, FP32)
+    assert not c.ok
+    assert c.message.startswith("87.5% of the output never written; 57344 of 65536 elements outside")
+    assert "57344 never written" in c.message and "0 finite values off" in c.message
+    m = c.metrics
+    assert (m["unwritten"], m["unwritten_pct"], m["out_of_tolerance"]) == (57344, 87.5, 0)
+    # over the written eighth alone these read 2e-7, 164 dB and 1.0: the lie this guards against
+    assert m["max_abs_err"] == m["mean_abs_err"] == m["mse"] == m["rmse"] == m["norm_rel_err"] == math.inf
+    assert m["max_rel_err"] == math.inf and m["psnr_db"] == -math.inf
+    assert m["cosine"] == pytest.approx(math.sqrt(1 / 8), rel=0.05)  # the share of ||ref|| delivered
+
+
+def test_nan_where_the_reference_is_finite_is_counted_and_named():
+    ref = torch.randn(1000, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    got = ref.float()
+    got[10:22] = math.nan
+    c = compare(got, ref, FP32)
+    assert not c.ok and c.metrics["nonfinite_mismatches"] == c.metrics["nonfinite_where_ref_finite"] == 12
+    assert c.metrics["unwritten"] == 0 and c.metrics["out_of_tolerance"] == 0
+    assert c.message.startswith(
+        "12 of 1000 elements outside atol=1e-05 rtol=1e-05: 12 NaN or Inf where the reference is finite, "
+        "0 finite values off; first at (10,): got nan"
+    )
+    assert c.metrics["max_abs_err"] == math.inf and c.metrics["psnr_db"] == -math.inf
+    assert "norm-wise" not in c.message  # inf by definition here, and not "the whole output is off"
+
+
+def test_a_reference_nan_the_output_does_not_repeat_is_named():
+    ref = torch.tensor([1.0, math.nan, math.inf], dtype=torch.float64)
+    c = compare(torch.tensor([1.0, 2.0, 3.0]), ref, FP32)
+    assert (
+        not c.ok and c.metrics["nonfinite_mismatches"] == 2 and c.metrics["nonfinite_where_ref_finite"] == 0
+    )
+    assert "2 not repeating the reference's NaN or Inf" in c.message
+
+
+def test_a_right_output_has_right_figures():
+    ref = torch.randn(4096, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    c = compare(ref.float(), ref, FP32)
+    m = c.metrics
+    assert c.ok and (m["unwritten"], m["nonfinite_mismatches"], m["out_of_tolerance"]) == (0, 0, 0)
+    assert 0 < m["mean_abs_err"] <= m["max_abs_err"] < 1e-6  # float32 rounding alone
+    assert m["rmse"] == pytest.approx(math.sqrt(m["mse"])) and m["psnr_db"] > 140
+    assert m["cosine"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_repeated_specials_are_right_and_left_out_of_the_means():
+    ref = torch.tensor([1.0, 2.0, math.nan, math.inf], dtype=torch.float64)
+    got = torch.tensor([1.5, 2.0, math.nan, math.inf], dtype=torch.float64)
+    m = compare(got, ref, Tolerance(atol=1.0, rtol=0.0)).metrics
+    assert m["mismatches"] == 0 and m["max_abs_err"] == 0.5
+    assert m["mean_abs_err"] == 0.25 and m["mse"] == 0.125  # over the two finite elements
+    assert m["psnr_db"] == pytest.approx(10 * math.log10(4 / 0.125))
+
+
+def test_an_unwritten_integer_element_is_missing_though_its_poison_is_finite():
+    got = torch.arange(6, dtype=torch.int32)
+    poison(got[4:])
+    c = compare(got, torch.arange(6, dtype=torch.float64), Tolerance.for_dtype("int32"))
+    assert not c.ok and c.metrics["unwritten"] == 2 and c.metrics["max_abs_err"] == math.inf
+
+
+def test_error_against_an_all_zero_reference_has_no_psnr_and_leaves_the_floor_to_the_elements():
+    zero = torch.zeros(8, dtype=torch.float64)
+    fp8 = Tolerance.for_dtype("float8_e4m3fn", {"min_cosine": 0.0})
+    c = compare(torch.full((8,), 0.05), zero, fp8)
+    assert c.ok and math.isnan(c.metrics["psnr_db"])  # it read +inf before: noise over no signal
+    assert compare(zero.float(), zero, fp8).metrics["psnr_db"] == math.inf
 
 
 def _flat_softmax(rows: int, cols: int) -> torch.Tensor:
@@ -155,6 +240,9 @@ def _outputs_to_judge() -> list[tuple[str, torch.Tensor, torch.Tensor, Tolerance
     unwritten = ref.float().clone()
     poison(unwritten[3])
     noisy_floor = Tolerance(atol=1.0, rtol=0.0, min_psnr_db=60.0)
+    mostly_unwritten, its_ref = _mostly_unwritten()
+    nans = ref.float().clone()
+    nans[1, :12] = math.nan
     return [
         ("right", ref.float(), ref, FP32),
         ("one element off", one_off, ref, FP32),
@@ -164,6 +252,14 @@ def _outputs_to_judge() -> list[tuple[str, torch.Tensor, torch.Tensor, Tolerance
         ("a row never written", unwritten, ref, FP32),
         ("noisy under a PSNR floor", (ref + 0.01 * torch.randn_like(ref)).float(), ref, noisy_floor),
         ("empty", torch.zeros(0), torch.zeros(0, dtype=torch.float64), FP32),
+        ("mostly unwritten", mostly_unwritten, its_ref, FP32),
+        ("NaN where the reference is finite", nans, ref, FP32),
+        (
+            "mostly unwritten under fp8 floors",
+            mostly_unwritten,
+            its_ref,
+            Tolerance.for_dtype("float8_e4m3fn"),
+        ),
     ]
 
 

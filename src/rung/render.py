@@ -42,7 +42,9 @@ def figures(r: RungResult) -> str:
     if r.name == "run" and "call_s" in m:
         return f"call={m['call_s']:.3g}s launches={m.get('launches', 0)}"
     if r.name in ("correct", "scale") and "max_abs_err" in m:
-        keys = ("max_abs_err", "max_rel_err", "psnr_db", "cosine")
+        # what is missing comes first, where anything is: the error figures then read inf
+        missing = [k for k in ("unwritten_pct", "nonfinite_mismatches") if m.get(k)]
+        keys = (*missing, "max_abs_err", "max_rel_err", "psnr_db", "cosine")
         return " ".join(f"{k}={_fmt(m[k])}" for k in keys if k in m)
     return ""
 

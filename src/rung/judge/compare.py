@@ -1,10 +1,35 @@
-"""Comparing a solution's output with the reference: the figures, and where it went wrong.
+"""Comparing a solution's output with the reference: the verdict, the figures, where it went wrong.
 
-Judge side (uses torch). NaN and Inf are handled explicitly: a non-finite value matches only the
-same non-finite value in the reference. Elements that still hold the harness's poison pattern
-are counted as not written. Beside the element-wise test, the norm-wise relative error of the
-finite elements, ||got - ref||_2 / ||ref||_2 in float64, must stay under the dtype's ceiling: an
-output wrong everywhere by a small factor fails even when each element is within atol.
+Judge side (uses torch). Every element falls in one of four kinds, counted before any figure:
+unwritten (it still holds the harness's poison, `unwritten`), a non-finite mismatch (NaN or Inf
+where the reference is finite, or a reference NaN/Inf the output does not repeat,
+`nonfinite_mismatches`), a finite value (its error |got - ref|), or the reference's own NaN or
+Inf repeated (right, with no magnitude). The first two hold no usable number where one is due:
+call them missing. The verdict: an element passes when |got - ref| <= atol + rtol * |ref|, a
+missing one never does; the norm-wise relative error ||got - ref||_2 / ||ref||_2 must stay under
+the dtype's ceiling (an output wrong everywhere by a small factor fails even when each element is
+within atol); PSNR and cosine floors, where set, must hold.
+
+Every figure is over the whole output, so that none can look good while some of it is missing:
+- errors (`max_abs_err`, `max_rel_err`, `mean_abs_err`, `mse`, `rmse`, `norm_rel_err`): a missing
+  element's error is +inf. It holds no number, so its error is unbounded; inf is that error's
+  supremum, not an invented size, and it stays inf through every mean and norm. A finite stand-in
+  (say, the element taken as 0) would let one NaN in a million read as a 1e-6 error. A repeated
+  NaN or Inf is right but has no magnitude: it is left out of the means (`mean_abs_err`, `mse`
+  average over the other elements), as it is out of the norms and the peak.
+- `psnr_db`: 10 log10(peak^2 / mse), the peak being the reference's largest finite |value|; -inf
+  when anything is missing (mse is inf), +inf for no error, NaN (undefined, so no floor is
+  applied: the elements decide, as with a zero reference's norm-wise test) for error against an
+  all-zero reference, where +inf would read as perfect.
+- `cosine`: <got, ref> / (||got|| ||ref||), where each side's norm counts every finite value it
+  holds and the inner product only the elements where both hold one. A missing element adds its
+  reference's magnitude to ||ref|| and nothing to the agreement: cosine is then at most the
+  fraction of the reference's norm that was delivered (about 0.36 with 87% unwritten). A cosine
+  bounded in [-1, 1] has no infinite worst; "no value, no agreement" is the stand-in that keeps
+  its meaning. 1 when both sides are all zero, 0 when only one is.
+With nothing missing these are the figures over the finite elements, so the verdict of the floors
+is what it was. `max_rel_err` divides by max(|ref|, atol): near zero the error is measured
+against atol. MAE here is the mean absolute error; the maximum is `max_abs_err`.
 """
 
 from __future__ import annotations
@@ -28,68 +53,65 @@ class Comparison:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class _Elements:
+    """One output against its reference, element by element, in float64 on the output's device."""
+
+    got: torch.Tensor
+    ref: torch.Tensor
+    ref_finite: torch.Tensor  # the reference, 0 where it is NaN or Inf
+    both: torch.Tensor  # both hold a finite number (the kernel's own, for the output)
+    err: torch.Tensor  # |got - ref|; 0 for a repeated NaN/Inf; inf where missing
+    bad: torch.Tensor  # outside the tolerance: the verdict's mask
+    unwritten: torch.Tensor
+
+
+def _elements(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> _Elements:
+    # On the output's own device: moving a GiB-sized output to the host costs seconds. Masks and
+    # in-place fills rather than boolean indexing: no copy of any subset of the elements.
+    unwritten = poisoned_mask(got)
+    g = got.detach().to(torch.float64)
+    r = ref.detach().to(got.device, torch.float64)
+    ref_odd = ~torch.isfinite(r)
+    both = torch.isfinite(g) & ~ref_odd
+    if not got.is_floating_point():  # a float's poison is a NaN, which isfinite already excluded
+        both &= ~unwritten
+    # the reference's NaN or Inf repeated is right (error 0); poison never repeats a NaN
+    repeated = ((g == r) | (torch.isnan(g) & torch.isnan(r))) & ~unwritten
+    err = (g - r).abs_().masked_fill_(~both, math.inf).masked_fill_(repeated, 0.0)
+    ref_finite = r.masked_fill(ref_odd, 0.0)
+    bound = ref_finite.abs().mul_(tol.rtol).add_(tol.atol)
+    return _Elements(g, r, ref_finite, both, err, err > bound, unwritten)
+
+
 def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool = True) -> Comparison:
     """Element-wise check of `got` against `ref` (same shape) under `tol`, with error figures.
 
     `figures=False` gives the same verdict and computes only what decides it (the mismatch count
     and the norm-wise error); the error figures and the first mismatches come only on a failure.
     The timed calls' checks use it: a full set of figures per output is most of their cost."""
-    unwritten = poisoned_mask(got)
-    # On the output's own device: moving a GiB-sized output to the host costs seconds. Masks
-    # (where) rather than boolean indexing: no copy of the finite elements, no sync per figure.
-    g = got.detach().to(torch.float64)
-    r = ref.detach().to(got.device, torch.float64)
-    both_finite = torch.isfinite(g) & torch.isfinite(r)
-    same_special = (torch.isnan(g) & torch.isnan(r)) | (torch.isinf(g) & torch.isinf(r) & (g == r))
-    diff = torch.where(both_finite, (g - r).abs(), torch.zeros_like(g))
-    bound = tol.atol + tol.rtol * r.abs()
-    bad = ~same_special & ~(both_finite & (diff <= bound))
-    bad |= unwritten
-
-    n = g.numel()
-    mism = int(bad.sum())
-    m: dict[str, Any] = {"elements": n, "mismatches": mism}
-    fr = torch.where(both_finite, r, torch.zeros_like(r))
-    ref_norm, m["norm_rel_err"] = _norm_rel_err(diff, fr) if n else (0.0, 0.0)
+    e = _elements(got, ref, tol)
+    n = got.numel()
+    # one host sync for what decides the verdict
+    mism, err_norm, ref_norm = _host(e.bad.sum(), _norm(e.err), _norm(e.ref_finite))
+    m: dict[str, Any] = {"elements": n, "mismatches": int(mism)}
+    m["norm_rel_err"] = _ratio(err_norm, ref_norm)
     decided_by_count = not (tol.min_psnr_db or tol.min_cosine)
     if not figures and not mism and decided_by_count and not _norm_fails(tol, ref_norm, m["norm_rel_err"]):
         return Comparison(True, f"{n} elements within {tol.describe()}", m)
     if n:
-        finite = int(both_finite.sum())
-        fg = torch.where(both_finite, g, torch.zeros_like(g))
-        m["max_abs_err"] = float(diff.max())
-        floor = max(tol.atol, 1e-12)  # relative error of a near-zero reference is measured against atol
-        m["max_rel_err"] = float((diff / fr.abs().clamp_min(floor)).max())
-        mse = float((diff**2).sum()) / finite if finite else 0.0
-        m["mse"], m["rmse"] = mse, math.sqrt(mse)
-        peak = float(fr.abs().max())
-        m["psnr_db"] = 10 * math.log10(peak**2 / mse) if mse > 0 and peak > 0 else math.inf
-        den = float(fg.norm() * fr.norm())
-        m["cosine"] = float((fg * fr).sum()) / den if den > 0 else float(torch.equal(fg, fr))
-        m["got_nonfinite"] = int((~torch.isfinite(g)).sum())
-        m["ref_nonfinite"] = int((~torch.isfinite(r)).sum())
-        m["unwritten"] = int(unwritten.sum())
-
+        m.update(_figures(e, tol))
     problems = []
     if mism:
-        idx = bad.nonzero()[:FIRST_MISMATCHES]
-        m["first_mismatches"] = [
-            {"index": [int(i) for i in ix], "got": _num(g[tuple(ix)]), "expected": _num(r[tuple(ix)])}
-            for ix in idx.tolist()
-        ]
-        where = ", ".join(
-            f"{tuple(x['index'])}: got {x['got']:.6g} expected {x['expected']:.6g}"
-            for x in m["first_mismatches"][:3]
-        )
-        what = f"{mism} of {n} elements outside {tol.describe()}"
-        if m.get("unwritten"):
-            what += f" ({m['unwritten']} never written: still the poison the harness filled in)"
-        problems.append(f"{what}; first at {where}")
+        m["first_mismatches"] = _first_mismatches(e)
+        problems.append(_mismatch_message(m, tol))
     if tol.min_psnr_db and m.get("psnr_db", math.inf) < tol.min_psnr_db:
         problems.append(f"PSNR {m['psnr_db']:.1f} dB below {tol.min_psnr_db:g} dB")
     if tol.min_cosine and m.get("cosine", 1.0) < tol.min_cosine:
         problems.append(f"cosine similarity {m['cosine']:.6f} below {tol.min_cosine:g}")
-    if _norm_fails(tol, ref_norm, m["norm_rel_err"]):
+    # with elements missing the ratio is inf by definition, and they already fail the output
+    nothing_missing = not (m.get("unwritten") or m.get("nonfinite_mismatches"))
+    if nothing_missing and _norm_fails(tol, ref_norm, m["norm_rel_err"]):
         problems.append(
             f"norm-wise relative error {m['norm_rel_err']:.1e} > {_sci(tol.max_norm_rel_err)}"
             f"{' for ' + tol.dtype if tol.dtype else ''}: the whole output is off, not a few elements"
@@ -99,13 +121,100 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool 
     return Comparison(True, f"{n} elements within {tol.describe()}", m)
 
 
-def _norm_rel_err(diff: torch.Tensor, ref: torch.Tensor) -> tuple[float, float]:
-    """(||ref||_2, ||diff||_2 / ||ref||_2) of finite float64 tensors; a zero reference gives a
-    ratio of 0 where there is no error, else inf (the caller then skips the test)."""
-    diff_norm, ref_norm = float(torch.linalg.vector_norm(diff)), float(torch.linalg.vector_norm(ref))
+def _figures(e: _Elements, tol: Tolerance) -> dict[str, Any]:
+    """The counts and the error figures over the whole output (module docstring), in one sync."""
+    ref_abs = e.ref_finite.abs()
+    floor = max(tol.atol, 1e-12)  # relative error of a near-zero reference is measured against atol
+    missing = ~e.both & (e.err > 0)  # off `both`, err is inf where missing and 0 where repeated
+    got_finite = e.got.masked_fill(~torch.isfinite(e.got) | e.unwritten, 0.0)
+    unwritten, n_missing, nonfinite_got, bad, n_both, max_abs, max_rel, abs_sum, sq_sum, peak, dot, gn, rn = (
+        _host(
+            e.unwritten.sum(),
+            missing.sum(),
+            (missing & ~e.unwritten & torch.isfinite(e.ref)).sum(),
+            e.bad.sum(),
+            e.both.sum(),
+            e.err.max(),
+            (e.err / ref_abs.clamp_min(floor)).max(),
+            e.err.sum(),
+            (e.err * e.err).sum(),
+            ref_abs.max(),
+            (got_finite * e.ref_finite).sum(),  # nonzero only where both hold a number
+            _norm(got_finite),
+            _norm(e.ref_finite),
+        )
+    )
+    averaged = n_both + n_missing  # all but the repeated NaN/Inf, which have no magnitude
+    mse = sq_sum / averaged if averaged else 0.0
+    return {
+        "unwritten": int(unwritten),
+        "unwritten_pct": 100.0 * unwritten / e.err.numel(),
+        "nonfinite_mismatches": int(n_missing - unwritten),
+        "nonfinite_where_ref_finite": int(nonfinite_got),
+        "out_of_tolerance": int(bad - n_missing),
+        "mean_abs_err": abs_sum / averaged if averaged else 0.0,
+        "max_abs_err": max_abs,
+        "max_rel_err": max_rel,
+        "mse": mse,
+        "rmse": math.sqrt(mse),
+        "psnr_db": _psnr_db(peak, mse),
+        "cosine": dot / (gn * rn) if gn and rn else float(gn == rn),
+    }
+
+
+def _psnr_db(peak: float, mse: float) -> float:
+    if math.isinf(mse):
+        return -math.inf
+    if mse == 0:
+        return math.inf
+    if peak == 0:
+        return math.nan  # noise against no signal: undefined, and no floor applies
+    return 10 * math.log10(peak**2 / mse)
+
+
+def _first_mismatches(e: _Elements) -> list[dict[str, Any]]:
+    first = e.bad.nonzero()[:FIRST_MISMATCHES].tolist()
+    return [{"index": ix, "got": _num(e.got[tuple(ix)]), "expected": _num(e.ref[tuple(ix)])} for ix in first]
+
+
+def _mismatch_message(m: dict[str, Any], tol: Tolerance) -> str:
+    """The counts first (how much never written, what is NaN or Inf, what is off), then where."""
+    n, mism = m["elements"], m["mismatches"]
+    said = f"{mism} of {n} elements outside {tol.describe()}"
+    kinds = []
+    if m["unwritten"]:
+        kinds.append(f"{m['unwritten']} never written (still the poison the harness filled in)")
+    if m["nonfinite_where_ref_finite"]:
+        kinds.append(f"{m['nonfinite_where_ref_finite']} NaN or Inf where the reference is finite")
+    other = m["nonfinite_mismatches"] - m["nonfinite_where_ref_finite"]
+    if other:
+        kinds.append(f"{other} not repeating the reference's NaN or Inf")
+    if kinds:
+        said += ": " + ", ".join([*kinds, f"{m['out_of_tolerance']} finite values off"])
+    if m["unwritten"]:
+        said = f"{m['unwritten_pct']:.3g}% of the output never written; {said}"
+    where = ", ".join(
+        f"{tuple(x['index'])}: got {x['got']:.6g} expected {x['expected']:.6g}"
+        for x in m["first_mismatches"][:3]
+    )
+    return f"{said}; first at {where}"
+
+
+def _host(*scalars: torch.Tensor) -> list[float]:
+    """Device scalars to Python floats in one transfer (one sync, not one per figure)."""
+    return torch.stack([s.to(torch.float64) for s in scalars]).tolist()
+
+
+def _norm(t: torch.Tensor) -> torch.Tensor:
+    return torch.linalg.vector_norm(t) if t.numel() else torch.zeros((), dtype=t.dtype, device=t.device)
+
+
+def _ratio(err_norm: float, ref_norm: float) -> float:
+    """||err|| / ||ref||; a zero reference gives 0 where there is no error, else inf (the norm-wise
+    test then stands aside)."""
     if ref_norm > 0:
-        return ref_norm, diff_norm / ref_norm
-    return 0.0, 0.0 if diff_norm == 0 else math.inf
+        return err_norm / ref_norm
+    return 0.0 if err_norm == 0 else math.inf
 
 
 def _norm_fails(tol: Tolerance, ref_norm: float, norm_rel_err: float) -> bool:
