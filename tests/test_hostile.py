@@ -50,7 +50,9 @@ def test_an_attack_fails_for_its_reason(climb, solution, rung, status, says):
 
 
 @landlock
-@pytest.mark.parametrize("solution", ["store_vandal.py", "signals_up.py", "reads_environ.py"])
+@pytest.mark.parametrize(
+    "solution", ["store_vandal.py", "signals_up.py", "reads_environ.py", "plants_timings.py"]
+)
 def test_the_store_the_controller_and_its_secrets_are_out_of_reach(climb, monkeypatch, solution):
     """Each of these raises if its attack worked; passing shows that none did."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")

@@ -20,8 +20,7 @@ METHOD = 4  # how the ceilings are measured; an entry measured another way is me
 
 
 def cache_path() -> Path:
-    configured = str(knobs.get("RUNG_CACHE_DIR"))
-    return (Path(configured) if configured else Path.home() / ".cache" / "rung") / "devices.json"
+    return knobs.cache_dir() / "devices.json"
 
 
 def key(device: Device) -> str:

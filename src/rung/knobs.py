@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -79,7 +80,13 @@ KNOBS: dict[str, Knob] = {
             "RUNG_CACHE_DIR",
             str,
             "",
-            "device ceilings cache (default ~/.cache/rung) and, where set, kernel builds in its builds/ (default: the workspace's .rung/cache/builds)",
+            "cache folder: device ceilings, kept reference timings (default ~/.cache/rung) and, where set, kernel builds in its builds/ (default: the workspace's .rung/cache/builds)",
+        ),
+        Knob(
+            "RUNG_KEEP_TIMINGS",
+            int,
+            1,
+            "1: time the reference and the baseline once per problem, case and GPU, reused by later checks; 0: in every check",
         ),
         Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
         Knob(
@@ -117,6 +124,12 @@ def get(name: str) -> Any:
         from rung.errors import UsageError
 
         raise UsageError(f"{name}={raw!r} is not a valid {knob.type.__name__}") from e
+
+
+def cache_dir() -> Path:
+    """rung's cache folder: RUNG_CACHE_DIR, else ~/.cache/rung."""
+    configured = str(get("RUNG_CACHE_DIR"))
+    return Path(configured) if configured else Path.home() / ".cache" / "rung"
 
 
 def given(name: str) -> bool:

@@ -48,8 +48,7 @@ def root() -> Path:
     """The root in use: the one `use` set, else the knob's, else ~/.cache/rung/builds."""
     if _root is not None:
         return _root
-    configured = str(knobs.get("RUNG_CACHE_DIR"))
-    return (Path(configured) if configured else Path.home() / ".cache" / "rung") / "builds"
+    return knobs.cache_dir() / "builds"
 
 
 def key(*parts: object) -> str:

@@ -13,8 +13,10 @@ goes stale or wrong only while timed); no device work launched outside a call or
 after it; no timer or comparison function replaced; no thread left running; the reported event
 time within the wall clock the judge measured around the sampling. Then the judge times the
 reference and the baseline (torch.compile of the reference) itself, the same way, while the
-solution process waits. The SM clock is read at the start and end of sampling. Warm-up is the
-policy's for the first timing, short after it. Each case records where its wall time went
+solution process waits, or reuses their figures from an earlier check of the same problem, case
+and GPU (`rung.judge.kept_timings`: neither depends on the solution). The SM clock is read while
+the solution warms up and while the reference is timed. Warm-up is the policy's for the first
+timing, short after it. Each case records where its wall time went
 (`wall_s`). Each finished case is appended to `bench/partial.jsonl`, so a crash later keeps what
 was measured."""
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,7 @@ from rung.clocks import Reading
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
+from rung.judge import kept_timings
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
@@ -126,15 +130,22 @@ def _case(
             proc.free(p.ids, p.local)
         for ids, views in zip(slot_ids, slots, strict=True):
             proc.free(ids, views)
-    after = Reading.start()  # ... and while the reference runs, right after the solution's samples
-    ref = measure(
-        lambda i: session.problem.reference(sets[i % len(sets)]),
-        hot,
-        flush,
-        out_dir / f"case{index}.reference.trace.json",
-    )
+    wall.lap("timed_checks")
+    kept = _keeper(session, case, len(sets), hot, flush)
+    after: list[Reading] = []
+
+    def time_reference() -> dict[str, Any]:
+        after.append(Reading.start())  # ... and while the reference runs, right after the solution's samples
+        return measure(
+            lambda i: session.problem.reference(sets[i % len(sets)]),
+            hot,
+            flush,
+            out_dir / f"case{index}.reference.trace.json",
+        )
+
+    ref = kept("reference", time_reference)
     wall.lap("reference")
-    clocks = [before.result(), after.result()]
+    clocks = [before.result(), *(a.result() for a in after)]
     wall.lap("clocks")
     r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
     r["timed_outputs_checked"] = checked
@@ -142,7 +153,10 @@ def _case(
     r["reference"] = ref
     r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, r)
     if str(knobs.get("RUNG_BASELINE")) == "compile":
-        r["compile"] = _baseline(session, sets, hot, flush, out_dir / f"case{index}.compile.trace.json")
+        r["compile"] = kept(
+            "compile",
+            lambda: _baseline(session, sets, hot, flush, out_dir / f"case{index}.compile.trace.json"),
+        )
         if "median_ms" in r["compile"]:
             r["speedup_vs_compile"], r["speedup_vs_compile_err"] = ratio(r["compile"], r)
         wall.lap("baseline")
@@ -156,6 +170,24 @@ def _case(
         r["achieved_tflops"] = cost["flops"] / seconds / 1e12
     r["wall_s"] = {**wall.laps, "in_solution_process": sol.get("events", sol).get("wall_s", {})}
     return r, trace
+
+
+def _keeper(
+    session: Any, case: dict[str, Any], input_sets: int, policy: Policy, flush: Flusher
+) -> Callable[[str, Callable[[], dict[str, Any]]], dict[str, Any]]:
+    """`kept(what, fresh)`: the kept timing of `what` for this case ('reference' or 'compile'),
+    else `fresh()`, kept for the next check (`rung.judge.kept_timings`)."""
+    proc = session.solution
+    keep = kept_timings.usable([*proc.start.caches, proc.start.scratch])
+    settings = kept_timings.settings(policy, flush.l2_bytes)
+
+    def kept(what: str, fresh: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        if not keep:
+            return fresh()
+        k = kept_timings.key(what, session.problem_path, case, input_sets, settings)
+        return kept_timings.timing(k, session.run_dir, fresh)
+
+    return kept
 
 
 def _check_timed(
@@ -283,6 +315,11 @@ def _baseline(
     return guarded(lambda: measure(lambda i: compiled(*sets[i % len(sets)]), policy, flush, trace))
 
 
+def _kept(timing: dict[str, Any]) -> str:
+    """Where a figure came from when it was not timed in this check."""
+    return f" (timed {timing['kept']['measured_at']})" if "kept" in timing else ""
+
+
 def _line(r: dict[str, Any]) -> str:
     parts = [
         f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{r['sem_ms'] / r['median_ms'] * 100:.2f}%, n={r['samples']})"
@@ -290,9 +327,11 @@ def _line(r: dict[str, Any]) -> str:
     if "achieved_gbps" in r:
         estimated = " (estimated cost)" if r.get("cost_estimated") else ""
         parts.append(f"{r['achieved_gbps']:.0f} GB/s {r['achieved_tflops']:.1f} TFLOP/s{estimated}")
-    parts.append(f"x{r['speedup_vs_reference']:.2f}±{r['speedup_vs_reference_err']:.2f} vs reference")
+    parts.append(
+        f"x{r['speedup_vs_reference']:.2f}±{r['speedup_vs_reference_err']:.2f} vs reference{_kept(r['reference'])}"
+    )
     if "speedup_vs_compile" in r:
-        parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile")
+        parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile{_kept(r['compile'])}")
     if "graph" in r and "median_ms" in r["graph"]:
         parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
     if r.get("timing") == "cupti":
