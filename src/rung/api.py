@@ -67,6 +67,16 @@ def show(run_id: int, workspace: str | Path | None = None) -> Run:
         store.close()
 
 
+def lineage(run_id: int, workspace: str | Path | None = None) -> list[Run]:
+    """Run `run_id` and the runs of its ancestor versions, nearest first (views.lineage)."""
+    store = open_store(workspace)
+    try:
+        run = store.run(run_id)
+        return views.lineage(run, store.runs(run.problem))
+    finally:
+        store.close()
+
+
 def problem(path: str | Path, workspace: str | Path | None = None) -> Problem:
     """What a problem holds (its cases, tolerance, whether it has a cost model), as a judge reads it."""
     store = open_store(workspace)

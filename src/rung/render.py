@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rung import views
 from rung.ceilings_datasheet import DATASHEET
 from rung.spec import Device, Problem, Run, RungResult, Status
 
@@ -163,25 +164,84 @@ def print_diff(console: Console, doc: dict[str, Any]) -> None:
 
 
 def history(runs: list[Run]) -> Table:
+    """Every version, oldest first: its parent, verdict, the median time of each benchmark case,
+    the speedups over the reference and the parent and the percent of roofline (geometric means
+    over the cases); a failed version says why in its verdict column."""
+    rows = views.versions(runs)
+    cases = _case_columns(rows)
     table = Table(show_edge=False, header_style="bold")
-    for col in ("run", "when", "solution", "hash", "backend", "verdict", "max_abs_err", "wall_s"):
-        table.add_column(col, justify="right" if col in ("run", "max_abs_err", "wall_s") else "left")
-    for run in runs:
-        correct = next((r for r in run.rungs if r.name == "correct"), None)
-        err = _fmt(correct.metrics["max_abs_err"]) if correct and "max_abs_err" in correct.metrics else ""
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(run.started))
-        style = "green" if run.ok else "red"
+    table.add_column("run", justify="right")
+    for col in ("when", "solution", "hash", "backend", "parent", "verdict"):
+        table.add_column(col, justify="right" if col == "parent" else "left")
+    for name in cases:
+        table.add_column(f"{name} ms", justify="right")
+    for col in ("x ref", "x parent", "roofline"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        medians = {json.dumps(c["case"], sort_keys=True): c["median_ms"] for c in row["cases"]}
+        verdict_text = Text(row["verdict"], style="green" if row["ok"] else "red")
+        if row["why"]:
+            verdict_text.append(f": {_cut(row['why'], 60)}", style="dim")
         table.add_row(
-            str(run.id),
-            when,
-            run.solution.path,
-            run.solution.sha256[:10],
-            run.solution.backend,
-            Text(run.verdict, style=style),
-            err,
-            f"{run.wall_s:.1f}",
+            str(row["run"]),
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(row["started"])),
+            row["path"],
+            row["sha256"][:10],
+            row["backend"],
+            str(row["parent_run"]) if row["parent_run"] is not None else "",
+            verdict_text,
+            *(_ms(medians.get(key)) for key in cases.values()),
+            _times(row.get("speedup_vs_reference")),
+            _times(row.get("speedup_vs_parent")),
+            f"{row['pct_of_roofline']:.0%}" if "pct_of_roofline" in row else "",
         )
     return table
+
+
+def print_lineage(console: Console, rows: list[dict[str, Any]]) -> None:
+    """A run's ancestry (views.show_doc's `lineage`), nearest first: each version's verdict and
+    figures against its own parent."""
+    if len(rows) < 2:
+        console.print("  lineage: no parent version", style="dim")
+        return
+    console.print("  lineage (nearest first):", style="bold")
+    for row in rows:
+        figures = " ".join(
+            text
+            for text in (
+                _times(row.get("speedup_vs_reference")) + " ref" if "speedup_vs_reference" in row else "",
+                _times(row.get("speedup_vs_parent")) + " parent" if "speedup_vs_parent" in row else "",
+                f"{row['pct_of_roofline']:.0%} roofline" if "pct_of_roofline" in row else "",
+            )
+            if text
+        )
+        console.print(
+            f"    run {row['run']:<5} {row['verdict']:<16} {figures:<32} {row['path']}",
+            markup=False,
+            highlight=False,
+        )
+
+
+def _case_columns(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Each benchmark case any version timed, in the order first timed: its label -> its key."""
+    found: dict[str, str] = {}
+    for row in rows:
+        for c in row["cases"]:
+            label = " ".join(f"{k}={v}" for k, v in c["case"].items())
+            found.setdefault(label, json.dumps(c["case"], sort_keys=True))
+    return found
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:.4g}"
+
+
+def _times(value: float | None) -> str:
+    return "" if value is None or math.isnan(value) else f"x{value:.2f}"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def device(dev: Device) -> Table:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rung.errors import UsageError
 from rung.spec import SCHEMA, Problem, Run
+from rung.stats import geomean
 
 if TYPE_CHECKING:
     from rung.context import Snippet
@@ -42,12 +43,100 @@ def check_doc(runs: list[Run]) -> dict[str, Any]:
     }
 
 
-def history_doc(problem_name: str, runs: list[Run]) -> dict[str, Any]:
-    return {"schema": SCHEMA, "problem": problem_name, "runs": [solution_json(r) for r in runs]}
+def history_doc(
+    problem_name: str, runs: list[Run], offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """Every version of a problem, oldest first, as `version_row` gives it (its rungs in `show`).
+    `offset` and `limit` page it (an agent's context is bounded): `total` runs in all, `next_offset`
+    the first one left out, None at the end. A parent is looked up among all `runs`, paged or not."""
+    rows = versions(runs)
+    page = rows[offset : None if limit is None else offset + limit]
+    end = offset + len(page)
+    return {
+        "schema": SCHEMA,
+        "problem": problem_name,
+        "total": len(rows),
+        "offset": offset,
+        "next_offset": end if end < len(rows) else None,
+        "runs": page,
+    }
 
 
-def show_doc(run: Run) -> dict[str, Any]:
-    return run.to_dict()
+def versions(runs: list[Run]) -> list[dict[str, Any]]:
+    """`version_row` of each run, its parent being the latest earlier run of its parent solution."""
+    latest: dict[str, Run] = {}
+    rows = []
+    for run in sorted(runs, key=lambda r: r.id):
+        rows.append(version_row(run, latest.get(run.solution.parent or "")))
+        latest[run.solution.sha256] = run
+    return rows
+
+
+def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
+    """One version as a person compares it with others: its verdict (and, failed, why), per
+    benchmark case the median time, the speedup over the reference and over its parent, the
+    percent of roofline; over the cases, their geometric means."""
+    own, before = _medians(run), _medians(parent) if parent else {}
+    roof = _by_case(run, "roofline", "pct_of_roofline")
+    vs_ref = _by_case(run, "bench", "speedup_vs_reference")
+    cases = []
+    for key, median in own.items():
+        row: dict[str, Any] = {"case": json.loads(key), "median_ms": median}
+        if key in vs_ref:
+            row["speedup_vs_reference"] = vs_ref[key]
+        prior = before.get(key)
+        if median and prior:
+            row["speedup_vs_parent"] = prior / median
+        if key in roof:
+            row["pct_of_roofline"] = roof[key]
+        cases.append(row)
+    failed = next((r for r in run.rungs if r.status.bad), None)
+    return {
+        "run": run.id,
+        "path": run.solution.path,
+        "sha256": run.solution.sha256,
+        "backend": run.solution.backend,
+        "started": run.started,
+        "ok": run.ok,
+        "verdict": run.verdict,
+        "why": (failed.message.splitlines() or [""])[0] if failed else "",
+        "parent": run.solution.parent,
+        "parent_run": parent.id if parent else None,
+        "cases": cases,
+        **{
+            key: geomean([c[key] for c in cases if key in c])
+            for key in ("speedup_vs_reference", "speedup_vs_parent", "pct_of_roofline")
+            if any(key in c for c in cases)
+        },
+    }
+
+
+def lineage(run: Run, runs: list[Run]) -> list[Run]:
+    """`run` and its ancestors, nearest first: each parent the latest run of the parent solution
+    before its child (a cycle, which content hashes cannot make, would stop at the first repeat)."""
+    chain, seen = [run], {run.id}
+    while chain[-1].solution.parent:
+        child = chain[-1]
+        parent = max(
+            (r for r in runs if r.solution.sha256 == child.solution.parent and r.id < child.id),
+            key=lambda r: r.id,
+            default=None,
+        )
+        if parent is None or parent.id in seen:
+            break
+        chain.append(parent)
+        seen.add(parent.id)
+    return chain
+
+
+def show_doc(run: Run, ancestry: list[Run] | None = None) -> dict[str, Any]:
+    """One run in full; with `ancestry` (`lineage`'s chain), `lineage`: the version rows of the
+    run and each of its ancestors, nearest first, each against its own parent."""
+    doc = run.to_dict()
+    if ancestry is not None:
+        parents = [*ancestry[1:], None]
+        doc["lineage"] = [version_row(r, p) for r, p in zip(ancestry, parents, strict=True)]
+    return doc
 
 
 def rung_doc(run: Run, name: str) -> dict[str, Any]:
@@ -117,6 +206,15 @@ def _bench_cases(run_a: Run, run_b: Run) -> list[dict[str, Any]]:
 
 
 def _medians(run: Run) -> dict[str, float | None]:
-    bench = next((r for r in run.rungs if r.name == "bench"), None)
-    cases = bench.metrics.get("cases", []) if bench else []
-    return {json.dumps(c["case"], sort_keys=True): c.get("median_ms") for c in cases}
+    return _by_case(run, "bench", "median_ms", keep_missing=True)
+
+
+def _by_case(run: Run, rung: str, key: str, keep_missing: bool = False) -> dict[str, Any]:
+    """`key` of each case in `rung`'s `cases` figures, by the case's keyword values as JSON."""
+    found = next((r for r in run.rungs if r.name == rung), None)
+    cases = found.metrics.get("cases", []) if found else []
+    return {
+        json.dumps(c["case"], sort_keys=True): c.get(key)
+        for c in cases
+        if isinstance(c, dict) and "case" in c and (keep_missing or key in c)
+    }

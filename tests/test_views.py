@@ -1,0 +1,138 @@
+"""History and lineage, read from a real SQLite store written through the store's own API: each
+version's time per case, its speedups over the reference and its parent, its percent of
+roofline, verdict and parent; pages of history; a run's chain of parents."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from rung import api, render, views
+from rung.spec import Device, Run, RungResult, Solution, Status
+from rung.store import Store
+
+H200 = Device("cuda", "NVIDIA H200", "sm_90", ceilings={"dram_gbps": 4000.0})
+CASES = [{"n": 1024}, {"n": 1048576}]
+REFERENCE_MS = [0.010, 0.400]
+
+
+def _timed(store: Store, path: str, sha: str, parent: str | None, medians: list[float]) -> Run:
+    """A version that passed and was timed: bench and roofline figures as the rungs write them."""
+    run = store.begin("add", "problems/add", Solution(path, sha, "triton", parent), H200, 7, {}, source="x")
+    store.add_rung(run, RungResult("correct", Status.OK, "all match"))
+    bench = [
+        {"case": c, "median_ms": m, "speedup_vs_reference": ref / m}
+        for c, m, ref in zip(CASES, medians, REFERENCE_MS, strict=True)
+    ]
+    store.add_rung(run, RungResult("bench", Status.OK, "timed", {"cases": bench}))
+    roof = [{"case": c, "pct_of_roofline": 0.001 / m} for c, m in zip(CASES, medians, strict=True)]
+    store.add_rung(run, RungResult("roofline", Status.OK, "", {"cases": roof}))
+    store.finish(run)
+    return run
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """v1 (no parent), v2 from v1 (faster), v3 from v2 (wrong), v1 checked again, v4 from v2."""
+    store = Store(tmp_path)
+    _timed(store, "v1.py", "a" * 64, None, [0.008, 0.200])
+    _timed(store, "v2.py", "b" * 64, "a" * 64, [0.004, 0.100])
+    wrong = store.begin(
+        "add", "problems/add", Solution("v3.py", "c" * 64, "triton", "b" * 64), H200, 7, {}, "x"
+    )
+    store.add_rung(wrong, RungResult("correct", Status.FAILED, "12 of 1024 elements differ\nat [3]"))
+    store.finish(wrong)
+    _timed(store, "v1.py", "a" * 64, None, [0.008, 0.210])
+    _timed(store, "v4.py", "d" * 64, "b" * 64, [0.002, 0.080])
+    store.close()
+    return tmp_path
+
+
+def test_history_gives_times_speedups_roofline_and_parents(workspace):
+    doc = views.history_doc("add", api.history("add", workspace))
+    assert (doc["total"], doc["offset"], doc["next_offset"]) == (5, 0, None)
+    v1, v2, v3, _, v4 = doc["runs"]
+    assert [r["parent_run"] for r in doc["runs"]] == [None, 1, 2, None, 2]
+    assert [c["median_ms"] for c in v2["cases"]] == [0.004, 0.100]
+    assert [c["speedup_vs_parent"] for c in v2["cases"]] == pytest.approx([2.0, 2.0])
+    assert v2["speedup_vs_parent"] == pytest.approx(2.0)
+    assert v2["speedup_vs_reference"] == pytest.approx(math.sqrt(0.010 / 0.004 * 0.400 / 0.100))
+    assert v2["pct_of_roofline"] == pytest.approx(math.sqrt(0.001 / 0.004 * 0.001 / 0.100))
+    assert [c["speedup_vs_parent"] for c in v4["cases"]] == pytest.approx([2.0, 1.25])
+    assert "speedup_vs_parent" not in v1 and v1["parent"] is None
+    assert (v3["verdict"], v3["why"], v3["cases"], v3["parent"]) == (
+        "FAIL at correct",
+        "12 of 1024 elements differ",
+        [],
+        "b" * 64,
+    )
+    assert "speedup_vs_reference" not in v3 and "rungs" not in v3
+
+
+def test_history_pages_and_says_where_the_next_page_starts(workspace):
+    runs = api.history("add", workspace)
+    first = views.history_doc("add", runs, offset=0, limit=2)
+    assert [r["run"] for r in first["runs"]] == [1, 2] and first["next_offset"] == 2
+    last = views.history_doc("add", runs, offset=4, limit=2)
+    assert [r["run"] for r in last["runs"]] == [5] and last["next_offset"] is None
+    assert last["runs"][0]["parent_run"] == 2  # looked up among every run, not the page's
+
+
+def test_lineage_is_the_chain_of_parents_each_against_its_own(workspace):
+    chain = api.lineage(3, workspace)
+    assert [r.id for r in chain] == [3, 2, 1]
+    doc = views.show_doc(chain[0], chain)
+    assert [(r["run"], r["parent_run"]) for r in doc["lineage"]] == [(3, 2), (2, 1), (1, None)]
+    assert doc["lineage"][1]["speedup_vs_parent"] == pytest.approx(2.0)
+    assert [r.id for r in api.lineage(4, workspace)] == [4]  # v1 again: no parent
+    assert "lineage" not in views.show_doc(chain[0])
+
+
+def test_history_table_reads_as_a_person_compares_versions(workspace):
+    console = Console(width=220, record=True, color_system=None)
+    console.print(render.history(api.history("add", workspace)))
+    lines = [[cell.strip() for cell in re.split("[┃│]", line)] for line in console.export_text().splitlines()]
+    assert lines[0] == [
+        "run", "when", "solution", "hash", "backend", "parent", "verdict",
+        "n=1024 ms", "n=1048576 ms", "x ref", "x parent", "roofline",
+    ]  # fmt: skip
+    rows = {cells[0]: cells for cells in lines[2:]}
+    assert rows["2"][5:] == ["1", "PASS", "0.004", "0.1", "x3.16", "x2.00", "5%"]
+    assert rows["3"][5:] == ["2", "FAIL at correct: 12 of 1024 elements differ", "", "", "", "", ""]
+    assert rows["5"][5:] == ["2", "PASS", "0.002", "0.08", "x5.00", "x1.58", "8%"]
+    assert rows["1"][5] == "" and rows["1"][10] == ""
+
+
+def test_lineage_prints_nearest_first(workspace):
+    chain = api.lineage(5, workspace)
+    console = Console(width=160, record=True, color_system=None)
+    render.print_lineage(console, views.show_doc(chain[0], chain)["lineage"])
+    assert [line.split() for line in console.export_text().splitlines()] == [
+        ["lineage", "(nearest", "first):"],
+        ["run", "5", "PASS", "x5.00", "ref", "x1.58", "parent", "8%", "roofline", "v4.py"],
+        ["run", "2", "PASS", "x3.16", "ref", "x2.00", "parent", "5%", "roofline", "v2.py"],
+        ["run", "1", "PASS", "x1.58", "ref", "3%", "roofline", "v1.py"],
+    ]
+    console = Console(width=160, record=True, color_system=None)
+    render.print_lineage(console, views.show_doc(chain[2], [chain[2]])["lineage"])
+    assert console.export_text().strip() == "lineage: no parent version"
+
+
+def test_rung_history_json_is_the_document(workspace):
+    done = subprocess.run(
+        [sys.executable, "-m", "rung", "history", "add", "--json", "-w", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(done.stdout) == json.loads(
+        json.dumps(views.history_doc("add", api.history("add", workspace)))
+    )
