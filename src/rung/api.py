@@ -9,7 +9,7 @@ from typing import Any
 
 from rung import runner, views
 from rung.context import ContextIndex, Snippet
-from rung.errors import SolutionError
+from rung.errors import ProblemError, SolutionError
 from rung.runner import OnRun, OnRung
 from rung.spec import Device, Problem, Run
 from rung.store import Store, find_workspace
@@ -36,6 +36,35 @@ def check(
     try:
         spec, device = runner.describe(Path(problem), store.root / "scratch")
         return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
+    finally:
+        store.close()
+
+
+def check_many(
+    problem: str | Path,
+    solutions: Sequence[str | Path],
+    executor: str = "local",
+    workers: int | None = None,
+    workspace: str | Path | None = None,
+    on_rung: OnRung | None = None,
+    on_run: OnRun | None = None,
+) -> list[Run]:
+    """Climb the ladder for every solution of `problem` at once on `executor` (rung.executors:
+    local, ssh://[user@]host[:port], ray[://address]) with `workers` slots where it takes a number;
+    each run stored as it climbs, the runs handed to on_run and returned in the order given."""
+    from rung import executors
+
+    paths = [Path(s) for s in solutions]
+    for p in paths:
+        if not p.is_file():
+            raise SolutionError(f"{p}: no such solution file")
+    if not Path(problem).exists():
+        raise ProblemError(f"{problem}: no such folder or file")
+    runner.skipped_rungs()  # a bad RUNG_SKIP is a usage error here, before any worker starts
+    chosen = executors.from_spec(executor, workers)
+    store = open_store(workspace)
+    try:
+        return executors.check_batch(store, chosen, Path(problem), paths, on_rung, on_run)
     finally:
         store.close()
 

@@ -1,0 +1,47 @@
+"""The local executor: one worker per visible GPU, or N workers on the CPU (interpreter mode).
+
+GPUs are counted without touching CUDA (the controller never does): CUDA_VISIBLE_DEVICES where it
+is set, else `nvidia-smi -L`; none found means the CPU. Each GPU worker sees only its own GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from rung.executors.stream import StreamSlot
+from rung.judge_process import worker_environment
+
+WORKER = [sys.executable, "-m", "rung.executors.worker", "--die-with-parent"]
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs a worker may be given, as CUDA_VISIBLE_DEVICES entries; [] on a CPU-only machine."""
+    pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if pinned is not None:
+        return [g.strip() for g in pinned.split(",") if g.strip() and g.strip() != "-1"]
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i, line in enumerate(listing.splitlines()) if line.startswith("GPU ")]
+
+
+class LocalExecutor:
+    remote = False  # the workers read the problem where it is
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers
+
+    def slots(self) -> list[StreamSlot]:
+        gpus = visible_gpus()
+        if gpus:
+            # One solution process per GPU at a time: --workers can only ask for fewer.
+            chosen = gpus[: self.workers] if self.workers else gpus
+            return [StreamSlot(f"local gpu {g}", [*WORKER, "--gpu", g], worker_environment()) for g in chosen]
+        # A judge's environment (an allow-list, no keys, rung's settings) suits its worker too.
+        return [StreamSlot(f"local cpu {i}", WORKER, worker_environment()) for i in range(self.workers or 1)]
