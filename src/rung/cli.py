@@ -7,22 +7,24 @@ bad problem (one line on stderr, no traceback).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from rung import api, confine, knobs, render, runner, scaffold, views
+from rung import api, confine, knobs, render, runner, scaffold, settings, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="rung: the verifiable loop for GPU kernels.",
+    help="rung: the verifiable loop for GPU kernels. Settings (below) come from these flags, then "
+    "RUNG_* variables, then rung.toml or \\[tool.rung] in pyproject.toml; `rung config` shows each.",
 )
 # Piped output is read by scripts and agents: never wrap or truncate it.
 out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
@@ -33,6 +35,61 @@ WorkspaceOpt = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: nearest upwards, else ./)."),
 ]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(f"rung {package_version('rung')}")
+        raise typer.Exit()
+
+
+def _root(ctx: typer.Context, **flags: Any) -> None:
+    """Resolve every setting (flags, environment, project file) once, before the command runs,
+    and keep them in the environment until it ends (judges inherit them)."""
+    given = {name: flags[settings.field(name)] for name in knobs.KNOBS}
+    resolved = settings.resolve({n: v for n, v in given.items() if v is not None}, Path.cwd())
+    ctx.obj = resolved
+    ctx.with_resource(settings.exported(resolved))
+
+
+def _setting_option(name: str) -> inspect.Parameter:
+    knob = knobs.KNOBS[name]
+    option = typer.Option(
+        settings.flag(name),
+        help=f"{knob.help} [{name}]",
+        metavar=knob.type.__name__.upper(),
+        rich_help_panel="Settings",
+        show_default=False,
+    )
+    return inspect.Parameter(
+        settings.field(name),
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[str | None, option],
+    )
+
+
+# One flag per setting, generated from the knobs so that --help lists every one; text, so that
+# a bad value is judged like one from any other source (settings.resolve names flag and setting).
+_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter(
+            "version",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[
+                bool,
+                typer.Option(
+                    "--version", callback=_show_version, is_eager=True, help="Print rung's version."
+                ),
+            ],
+        ),
+        *(_setting_option(name) for name in knobs.KNOBS),
+    ]
+)
+_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+app.callback()(_root)
 
 
 @app.command()
@@ -346,6 +403,81 @@ def mcp(workspace: WorkspaceOpt = None) -> None:
     from rung import mcp_server
 
     mcp_server.serve(workspace)
+
+
+@app.command()
+def config(ctx: typer.Context, json_out: JsonOpt = False) -> None:
+    """Every setting: its value and where it came from (flag, environment, project file, default)."""
+    resolved: dict[str, settings.Resolved] = ctx.obj
+    project = settings.find_project_file(Path.cwd())
+    if json_out:
+        rows = [
+            {
+                "name": settings.field(n),
+                "env": n,
+                "flag": settings.flag(n),
+                "value": r.value,
+                "default": knobs.KNOBS[n].default,
+                "source": r.source,
+            }
+            for n, r in resolved.items()
+        ]
+        print(dumps({"schema": SCHEMA, "project_file": str(project) if project else None, "settings": rows}))
+        return
+    where = project or f"no rung.toml or pyproject.toml with [tool.rung] in {Path.cwd()} or above"
+    out.print(f"project file: {where}", style="dim", markup=False)
+    width = max(len(settings.field(n)) for n in resolved)
+    for n, r in resolved.items():
+        out.print(f"{settings.field(n):<{width}}  {r.value!r:<12}  {r.source}", markup=False)
+
+
+cache_app = typer.Typer(
+    no_args_is_help=True, help="rung's cache folder: device ceilings, kept timings, builds."
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info(json_out: JsonOpt = False) -> None:
+    """Where the cache folder is and what rung keeps in it, with sizes."""
+    from rung import cache
+
+    folder, held = knobs.cache_dir(), cache.entries()
+    if json_out:
+        print(dumps({"schema": SCHEMA, "folder": str(folder), "entries": [_entry_json(e) for e in held]}))
+        return
+    out.print(f"cache folder: {folder}", markup=False)
+    if not held:
+        out.print("empty", style="dim")
+    for e in held:
+        out.print(f"  {e.path.name}: {e.files} files, {e.bytes / 2**20:.1f} MiB", markup=False)
+
+
+@cache_app.command("clear")
+def cache_clear(json_out: JsonOpt = False) -> None:
+    """Remove what rung keeps in its cache folder (nothing else there is touched)."""
+    from rung import cache
+
+    removed = cache.clear()
+    if json_out:
+        print(
+            dumps(
+                {
+                    "schema": SCHEMA,
+                    "folder": str(knobs.cache_dir()),
+                    "removed": [_entry_json(e) for e in removed],
+                }
+            )
+        )
+        return
+    for e in removed:
+        out.print(f"removed {e.path} ({e.files} files, {e.bytes / 2**20:.1f} MiB)", markup=False)
+    if not removed:
+        out.print(f"nothing to remove in {knobs.cache_dir()}", markup=False)
+
+
+def _entry_json(entry: Any) -> dict[str, Any]:
+    return {"path": str(entry.path), "files": entry.files, "bytes": entry.bytes}
 
 
 context_app = typer.Typer(

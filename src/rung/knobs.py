@@ -2,7 +2,9 @@
 
 Nothing else in rung reads `os.environ` for its own settings. Each knob has a name, a type, a
 default and one line of help; `docs/env_vars.md` is the table of them. Read a knob with
-`knobs.get("RUNG_SEED")`; tests scope a value with `knobs.scoped(RUNG_TRIALS=1)`.
+`knobs.get("RUNG_SEED")`; tests scope a value with `knobs.scoped(RUNG_TRIALS=1)`. A value given
+by a flag or a project file reaches `get` because the CLI resolves every source first
+(`rung.settings`) and exports the result as RUNG_* here, which judges inherit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ KNOBS: dict[str, Knob] = {
             "RUNG_CACHE_DIR",
             str,
             "",
-            "cache folder: device ceilings, kept reference timings (default ~/.cache/rung) and, where set, kernel builds in its builds/ (default: the workspace's .rung/cache/builds)",
+            "cache folder: device ceilings, kept reference timings (default: the platform's user cache, ~/.cache/rung on Linux) and, where set, kernel builds in its builds/ (default: the workspace's .rung/cache/builds)",
         ),
         Knob(
             "RUNG_KEEP_TIMINGS",
@@ -127,9 +131,10 @@ def get(name: str) -> Any:
 
 
 def cache_dir() -> Path:
-    """rung's cache folder: RUNG_CACHE_DIR, else ~/.cache/rung."""
+    """rung's cache folder: RUNG_CACHE_DIR, else the platform's user cache folder for rung
+    (platformdirs: ~/.cache/rung on Linux, or $XDG_CACHE_HOME/rung)."""
     configured = str(get("RUNG_CACHE_DIR"))
-    return Path(configured) if configured else Path.home() / ".cache" / "rung"
+    return Path(configured) if configured else platformdirs.user_cache_path("rung", appauthor=False)
 
 
 def given(name: str) -> bool:
