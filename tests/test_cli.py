@@ -160,6 +160,27 @@ def test_rung_skip_leaves_rungs_out_saying_so(tmp_path, climb):
     assert json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)["runs"] == []
 
 
+def test_read_only_commands_in_an_empty_folder_create_nothing_and_say_where_they_looked(tmp_path):
+    for args in (["history", "tiny"], ["show", "1"], ["diff", "1", "2"], ["history", "tiny", "--json"]):
+        done = rung(*args, cwd=tmp_path)
+        assert done.returncode == 2, args
+        assert done.stderr == (
+            f"rung: error: no rung workspace: no .rung/ in {tmp_path} or any folder above it"
+            " (rung check or rung init makes one; --workspace or RUNG_WORKSPACE names one)\n"
+        )
+    named = rung("history", "tiny", "-w", str(tmp_path / "elsewhere"), cwd=tmp_path)
+    assert named.returncode == 2 and f"{tmp_path / 'elsewhere'} holds no .rung/" in named.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_commands_find_the_workspace_upwards(tmp_path):
+    rung("check", str(TINY), str(SOL / "good.py"), cwd=tmp_path)
+    (tmp_path / "deeper").mkdir()
+    doc = json.loads(rung("history", str(TINY), "--json", cwd=tmp_path / "deeper").stdout)
+    assert [r["verdict"] for r in doc["runs"]] == ["PASS"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".rung", "deeper"]
+
+
 def test_device_says_what_this_kernel_offers_to_confine_solutions(tmp_path):
     done = rung("device", "--json", "--workspace", str(tmp_path))
     assert done.returncode == 0, done.stderr

@@ -19,6 +19,7 @@ from rich.console import Console
 from rung import api, confine, knobs, render, runner, scaffold, settings, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
+from rung.store import existing_workspace
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -34,6 +35,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (fo
 WorkspaceOpt = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: nearest upwards, else ./)."),
+]
+# Commands that only read: the workspace must exist, none is made in the current folder.
+ReadWorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", help="Folder holding .rung/ (default: the nearest upwards)."),
 ]
 
 
@@ -328,10 +334,10 @@ def new(
 def history(
     problem: Annotated[Path, typer.Argument(help="Problem folder, or its name.")],
     json_out: JsonOpt = False,
-    workspace: WorkspaceOpt = None,
+    workspace: ReadWorkspaceOpt = None,
 ) -> None:
     """List every version checked for a problem, with its verdict and key figures."""
-    runs = api.history(problem, workspace)
+    runs = api.history(problem, existing_workspace(workspace))
     if json_out:
         print(dumps(views.history_doc(problem.name, runs)))
         return
@@ -348,10 +354,10 @@ def show(
         str | None, typer.Option("--rung", help="Only this rung, with every figure (bench, dump, ...).")
     ] = None,
     json_out: JsonOpt = False,
-    workspace: WorkspaceOpt = None,
+    workspace: ReadWorkspaceOpt = None,
 ) -> None:
     """Show one stored run: every rung, its figures and its artifacts."""
-    run = api.show(run_id, workspace)
+    run = api.show(run_id, existing_workspace(workspace))
     if rung_name is not None:
         doc = views.rung_doc(run, rung_name)
         if json_out:
@@ -373,10 +379,10 @@ def diff(
     run_a: Annotated[int, typer.Argument(help="The earlier run.")],
     run_b: Annotated[int, typer.Argument(help="The run to compare with it.")],
     json_out: JsonOpt = False,
-    workspace: WorkspaceOpt = None,
+    workspace: ReadWorkspaceOpt = None,
 ) -> None:
     """Compare two stored runs: their sources, the rungs whose status changed, each case's time."""
-    doc = api.diff(run_a, run_b, workspace)
+    doc = api.diff(run_a, run_b, existing_workspace(workspace))
     if json_out:
         print(dumps(doc))
         return

@@ -139,10 +139,32 @@ def find_workspace(start: Path | None = None) -> Path:
     if configured:
         return Path(configured).resolve()
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".rung").is_dir():
-            return folder
-    return here
+    return _nearest_workspace(here) or here
+
+
+def existing_workspace(workspace: Path | None = None, start: Path | None = None) -> Path:
+    """The workspace a read-only command reads: `workspace`, else RUNG_WORKSPACE, else the nearest
+    folder upwards holding `.rung/`; it must hold one, for reading creates nothing. A StoreError
+    says where it looked."""
+    configured = workspace or (
+        Path(str(knobs.get("RUNG_WORKSPACE"))) if knobs.get("RUNG_WORKSPACE") else None
+    )
+    if configured is not None:
+        if not (configured / ".rung").is_dir():
+            raise StoreError(f"no rung workspace: {configured.resolve()} holds no .rung/")
+        return configured.resolve()
+    here = (start or Path.cwd()).resolve()
+    found = _nearest_workspace(here)
+    if found is None:
+        raise StoreError(
+            f"no rung workspace: no .rung/ in {here} or any folder above it"
+            " (rung check or rung init makes one; --workspace or RUNG_WORKSPACE names one)"
+        )
+    return found
+
+
+def _nearest_workspace(here: Path) -> Path | None:
+    return next((f for f in (here, *here.parents) if (f / ".rung").is_dir()), None)
 
 
 class Store:
