@@ -1,25 +1,39 @@
 """`rung mcp`, driven by the SDK's own client over stdio: the tools answer what `--json` prints,
-errors come back as tool errors, and files are read only inside the workspace."""
+errors come back as tool errors, files are read only inside the workspace and a page at a time,
+a check reports progress per rung and case, and resources and the optimize prompt answer."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 pytest.importorskip("mcp")
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
+from rung import api, views
 from tests.conftest import FIXTURES
+
+
+class Update(NamedTuple):
+    at_s: float
+    progress: float
+    total: float | None
+    message: str
+
 
 TOOLS = {
     "check",
@@ -52,6 +66,22 @@ class Server:
     def call(self, tool: str, **arguments: object) -> CallToolResult:
         return self.portal.call(self.session.call_tool, tool, arguments)
 
+    def call_with_progress(self, tool: str, **arguments: object) -> tuple[CallToolResult, list[Update]]:
+        """The tool's result and every progress notification that came before it, timed from
+        the request (the client sets no timeout of its own: the test measures the silences)."""
+        updates: list[Update] = []
+        began = time.monotonic()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            updates.append(Update(time.monotonic() - began, progress, total, message or ""))
+
+        async def call() -> CallToolResult:
+            return await self.session.call_tool(tool, arguments, progress_callback=on_progress)
+
+        result = self.portal.call(call)
+        updates.append(Update(time.monotonic() - began, math.inf, None, "result"))
+        return result, updates
+
     def text(self, tool: str, **arguments: object) -> str:
         result = self.call(tool, **arguments)
         assert not result.is_error, result.content
@@ -82,11 +112,18 @@ def server(workspace: Path) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="module")
-def checked(server: Server) -> dict:
+def checked_with_progress(server: Server) -> tuple[dict, list[Update]]:
     """Runs 1 (passes) and 2 (raises at the run rung), checked through the server with paths
-    relative to the workspace."""
+    relative to the workspace, and the progress the check reported."""
     solutions = ["problems/tiny/solutions/good.py", "problems/tiny/solutions/raises.py"]
-    return json.loads(server.text("check", problem="problems/tiny", solutions=solutions))
+    result, updates = server.call_with_progress("check", problem="problems/tiny", solutions=solutions)
+    assert not result.is_error, result.content
+    return json.loads(result.content[0].text), updates
+
+
+@pytest.fixture(scope="module")
+def checked(checked_with_progress: tuple[dict, list[Update]]) -> dict:
+    return checked_with_progress[0]
 
 
 def test_the_verbs_are_listed_as_tools(server):
@@ -101,7 +138,25 @@ def test_check_stores_runs_that_show_exactly_as_the_cli_does(server, checked, wo
     assert (good["run"], good["verdict"], bad["run"], bad["verdict"]) == (1, "PASS", 2, "FAIL at run")
     assert good["path"] == str(workspace / "problems/tiny/solutions/good.py")
     for run in ("1", "2"):
-        assert server.text("show", run=int(run)) == rung("show", run, "--json", "-w", str(workspace))
+        shown = json.loads(server.text("show", run=int(run)))
+        cli = json.loads(rung("show", run, "--json", "-w", str(workspace)))
+        assert {k: v for k, v in shown.items() if k != "lineage"} == {
+            k: v for k, v in cli.items() if k != "lineage"
+        }
+        chain = api.lineage(int(run), workspace)
+        assert shown["lineage"] == json.loads(json.dumps(views.show_doc(chain[0], chain)["lineage"]))
+
+
+def test_check_reports_progress_per_rung_and_case(checked_with_progress):
+    _, updates = checked_with_progress
+    said = "; ".join(u.message for u in updates)
+    for rung_ended in ("run 1 good.py: load OK", "run 1 good.py: correct OK", "run 2 raises.py: run ERROR"):
+        assert rung_ended in said
+    assert "run 1: correct case 6 of 6 {'n': 300}" in said  # 2 tests x 3 trials
+    assert "run 1: scale case 1 of 1 {'n': 4096}" in said
+    values = [u.progress for u in updates]
+    assert values == sorted(values) and len(set(values)) == len(values)  # the protocol's "only grows"
+    assert {u.total for u in updates[:-1]} == {22.0}  # 11 rungs x 2 solutions
 
 
 def test_history_diff_rungs_and_problem_answer_what_the_cli_prints(server, checked, workspace):
@@ -130,9 +185,10 @@ def test_context_search_answers_what_the_cli_prints(server, workspace):
 
 
 def test_read_artifact_reads_only_inside_the_workspace(server, checked, workspace):
-    assert json.loads(server.text("read_artifact", path=".rung/runs/1/result.json"))["id"] == 1
+    page = json.loads(server.text("read_artifact", path=".rung/runs/1/result.json"))
+    assert json.loads(page["text"])["id"] == 1 and page["next_offset"] is None
     inside = workspace / ".rung" / "runs" / "2" / "logs" / "judge.stderr.log"
-    assert server.text("read_artifact", path=str(inside)) == inside.read_text()
+    assert json.loads(server.text("read_artifact", path=str(inside)))["text"] == inside.read_text()
     outside = workspace.parent / "outside.txt"
     outside.write_text("secret\n")
     (workspace / "link.txt").symlink_to(outside)
@@ -141,9 +197,81 @@ def test_read_artifact_reads_only_inside_the_workspace(server, checked, workspac
         assert refused.is_error, path
         assert "outside the workspace" in refused.content[0].text
         assert "secret" not in refused.content[0].text
-    (workspace / "big.log").write_text("x" * 300_000)
-    assert server.text("read_artifact", path="big.log").endswith("the first 200000 are shown]")
     assert server.call("read_artifact", path=".rung/rung.db").is_error  # binary
+
+
+def test_read_artifact_pages_through_a_large_file(server, workspace):
+    text = "".join(f"line {i} é\n" for i in range(40_000))  # 2-byte characters: pages cut between bytes
+    (workspace / "big.log").write_text(text)
+    pages, offset = [], 0
+    while offset is not None:
+        page = json.loads(server.text("read_artifact", path="big.log", offset=offset))
+        assert page["total_bytes"] == len(text.encode()) and page["length"] <= 200_000
+        pages.append(page["text"])
+        offset = page["next_offset"]
+    assert len(pages) == 3 and "".join(pages) == text
+    cut = json.loads(server.text("read_artifact", path="big.log", offset=5, length=3))
+    assert (cut["text"], cut["length"], cut["next_offset"]) == ("0 ", 2, 7)  # not half of the é
+    for offset, length in ((-1, 10), (0, 0), (0, 200_001)):
+        refused = server.call("read_artifact", path="big.log", offset=offset, length=length)
+        assert refused.is_error and "1 to 200000 bytes at a time" in refused.content[0].text
+
+
+def test_history_comes_a_page_at_a_time(server, checked):
+    first = json.loads(server.text("history", problem="problems/tiny", limit=1))
+    assert (first["total"], first["next_offset"], [r["run"] for r in first["runs"]]) == (2, 1, [1])
+    second = json.loads(server.text("history", problem="tiny", offset=1, limit=1))
+    assert (second["next_offset"], [r["run"] for r in second["runs"]]) == (None, [2])
+    assert second["runs"][0]["why"].startswith("ValueError: kernel exploded on purpose")
+    refused = server.call("history", problem="tiny", limit=0)
+    assert refused.is_error and "1 to 200 versions at a time" in refused.content[0].text
+
+
+def _resource(server: Server, uri: str) -> dict:
+    return json.loads(server.portal.call(server.session.read_resource, uri).contents[0].text)
+
+
+def test_resources_are_the_problems_and_runs(server, checked, workspace):
+    listed = server.portal.call(server.session.list_resources).resources
+    assert {str(r.uri) for r in listed} == {"rung://problems", "rung://runs"}
+    templates = server.portal.call(server.session.list_resource_templates).resource_templates
+    assert {t.uri_template for t in templates} == {"rung://problem/{name}", "rung://run/{run}"}
+    (problem,) = _resource(server, "rung://problems")["problems"]
+    assert problem == {
+        "name": "tiny",
+        "folder": "problems/tiny",
+        "runs": 2,
+        "passed": 1,
+        "best": {
+            "run": 1,
+            "path": f"{workspace}/problems/tiny/solutions/good.py",
+            "speedup_vs_reference": None,
+            "pct_of_roofline": None,
+        },
+    }
+    ws = str(workspace)
+    assert _resource(server, "rung://problem/tiny") == json.loads(
+        rung("problem", f"{ws}/problems/tiny", "--json", "-w", ws)
+    )
+    assert [(r["run"], r["problem"], r["verdict"]) for r in _resource(server, "rung://runs")["runs"]] == [
+        (2, "tiny", "FAIL at run"),
+        (1, "tiny", "PASS"),
+    ]
+    assert _resource(server, "rung://run/2") == json.loads(server.text("show", run=2))
+    with pytest.raises(MCPError):
+        server.portal.call(server.session.read_resource, "rung://problem/nope")
+
+
+def test_the_optimize_prompt_starts_from_the_best_version(server, checked):
+    (prompt,) = server.portal.call(server.session.list_prompts).prompts
+    assert prompt.name == "optimize" and {a.name for a in prompt.arguments or []} == {"problem", "goal"}
+    got = server.portal.call(
+        server.session.get_prompt, "optimize", {"problem": "problems/tiny", "goal": "try vector loads"}
+    )
+    text = got.messages[0].content.text
+    assert "The best version so far is run 1 (" in text and "2 version(s) have been checked" in text
+    assert "`check` it (problem `problems/tiny`)" in text
+    assert text.endswith("Your person asks: try vector loads")
 
 
 def test_errors_are_tool_errors_and_the_server_keeps_answering(server, checked, workspace):

@@ -7,8 +7,16 @@ RUN --rung NAME --json` gives it. A RungError comes back as a tool error carryin
 message, and the server goes on serving.
 
 Paths are relative to the workspace root (absolute ones are taken as they are). `read_artifact`
-reads a file only where its path, symlinks followed, lies inside the workspace folder, and
-returns its text, cut after MAX_ARTIFACT_BYTES.
+reads a file only where its path, symlinks followed, lies inside the workspace folder, a page at
+a time (`offset` and `length` in bytes, at most MAX_ARTIFACT_BYTES): the page's text with the
+file's size and where the next page starts. `history` is paged too (HISTORY_PAGE versions by
+default): an agent's context is bounded, a problem's history is not.
+
+`check` reports progress while it climbs (mcp_progress: per rung, per case, a heartbeat), so a
+client that restarts its request timeout on progress never gives up on a check that is moving.
+Resources name what an agent may want to read without a tool call: the workspace's problems and
+runs (`rung://problems`, `rung://problem/{name}`, `rung://runs`, `rung://run/{run}`); the prompt
+`optimize` starts an agent on a problem the way rung expects it to work.
 
 The protocol owns this process's stdout. Judges and solution processes write theirs to log files under `.rung/`, the
 controller prints nothing, and while it serves the SDK points file descriptor 1 at stderr, so a
@@ -19,21 +27,28 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from rung import api, views
+from rung import api, mcp_resources, views
 from rung.errors import RungError, UsageError
-from rung.spec import dumps
+from rung.spec import SCHEMA, Run, dumps
 from rung.store import find_workspace
 
 try:
-    from mcp.server.mcpserver import MCPServer
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.types import CallToolResult, TextContent
+
+    from rung.mcp_progress import CheckProgress, follow  # anyio comes with the SDK
 except ImportError:
     raise UsageError("rung mcp needs the mcp package: pip install 'rung[mcp]'") from None
 
-MAX_ARTIFACT_BYTES = 200_000
+MAX_ARTIFACT_BYTES = 200_000  # the largest page read_artifact returns
+HISTORY_PAGE = 20  # versions per history page unless asked for more
+MAX_HISTORY_PAGE = 200
 
 INSTRUCTIONS = """\
 rung checks GPU kernel versions. `check` climbs the ladder (load, compile, run, guard, correct,
@@ -49,16 +64,27 @@ def build(workspace: Path) -> MCPServer:
     root = workspace.resolve()
     server: MCPServer = MCPServer("rung", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    def tool(fn: Callable[..., str]) -> None:
-        """Register `fn` (its name, docstring and arguments) with a RungError as a tool error."""
+    def tool(fn: Callable[..., Any]) -> None:
+        """Register `fn` (its name, docstring and arguments; sync, which the SDK runs in a worker
+        thread, or async) with a RungError as a tool error."""
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def answer_async(*args: object, **kwargs: object) -> CallToolResult:
+                try:
+                    return _result(await fn(*args, **kwargs), False)
+                except RungError as e:
+                    return _result(str(e), True)
+
+            server.add_tool(answer_async, structured_output=False)
+            return
 
         @functools.wraps(fn)
         def answer(*args: object, **kwargs: object) -> CallToolResult:
             try:
-                text, failed = fn(*args, **kwargs), False
+                return _result(fn(*args, **kwargs), False)
             except RungError as e:
-                text, failed = str(e), True
-            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
+                return _result(str(e), True)
 
         server.add_tool(answer, structured_output=False)
 
@@ -66,11 +92,29 @@ def build(workspace: Path) -> MCPServer:
         return root / path
 
     @tool
-    def check(problem: str, solutions: list[str]) -> str:
+    async def check(problem: str, solutions: list[str], ctx: Context) -> str:
         """Climb the ladder for each solution file of a problem folder and store the runs; the JSON of
-        `rung check PROBLEM SOLUTION... --json`: every rung's status, message, figures, artifacts."""
-        runs = api.check(here(problem), [here(s) for s in solutions], root)
-        return dumps(views.check_doc(runs))
+        `rung check PROBLEM SOLUTION... --json`: every rung's status, message, figures, artifacts.
+        Progress is reported per rung and per case while it climbs."""
+        progress = CheckProgress(root / ".rung", len(solutions))
+        climbed: list[Run] = []
+        failed: list[RungError] = []
+
+        def climb() -> None:
+            try:
+                climbed.extend(
+                    api.check(here(problem), [here(s) for s in solutions], root, on_rung=progress.rung_done)
+                )
+            except RungError as e:
+                failed.append(e)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(follow, progress, ctx.report_progress)
+            await anyio.to_thread.run_sync(climb)
+            group.cancel_scope.cancel()
+        if failed:
+            raise failed[0]
+        return dumps(views.check_doc(climbed))
 
     @tool
     def bench(run: int) -> str:
@@ -91,15 +135,22 @@ def build(workspace: Path) -> MCPServer:
         return dumps(views.rung_doc(api.show(run, root), "dump"))
 
     @tool
-    def history(problem: str) -> str:
-        """Every stored run of a problem (its folder or its name), oldest first, with verdicts
-        (`rung history PROBLEM --json`)."""
-        return dumps(views.history_doc(Path(problem).name, api.history(here(problem), root)))
+    def history(problem: str, offset: int = 0, limit: int = HISTORY_PAGE) -> str:
+        """Stored versions of a problem (its folder or its name), oldest first, a page at a time:
+        each one's parent run, verdict (and why it failed), median ms per benchmark case, speedups
+        over the reference and its parent, % of roofline (`rung history PROBLEM --json`, paged:
+        `total`, `next_offset` to ask for the next page; each run's rungs are in `show`)."""
+        if offset < 0 or not 0 < limit <= MAX_HISTORY_PAGE:
+            raise UsageError(f"history pages from offset >= 0, 1 to {MAX_HISTORY_PAGE} versions at a time")
+        runs = api.history(here(problem), root)
+        return dumps(views.history_doc(Path(problem).name, runs, offset, limit))
 
     @tool
     def show(run: int) -> str:
-        """One stored run in full: every rung, its figures and artifacts (`rung show RUN --json`)."""
-        return dumps(views.show_doc(api.show(run, root)))
+        """One stored run in full: every rung, its figures and artifacts, and its lineage (the
+        versions it came from, nearest first) (`rung show RUN --json`)."""
+        chain = api.lineage(run, root)
+        return dumps(views.show_doc(chain[0], chain))
 
     @tool
     def diff(run_a: int, run_b: int) -> str:
@@ -120,29 +171,64 @@ def build(workspace: Path) -> MCPServer:
         return dumps(views.context_doc(query, api.context_search(query, limit, root)))
 
     @tool
-    def read_artifact(path: str) -> str:
-        """The text of a file inside the workspace, such as an artifact a run kept under
-        .rung/runs/<id>/ (PTX, SASS, logs, result.json); paths outside the workspace are refused."""
-        return _read_inside(root, path)
+    def read_artifact(path: str, offset: int = 0, length: int = MAX_ARTIFACT_BYTES) -> str:
+        """A page of a text file inside the workspace, such as an artifact a run kept under
+        .rung/runs/<id>/ (PTX, SASS, SASS with source, logs, result.json): JSON with `text`,
+        `total_bytes` and `next_offset` (null at the end; pass it as `offset` for the next page).
+        `offset` and `length` are bytes, `length` at most 200000. Paths outside the workspace are
+        refused."""
+        return dumps(_read_inside(root, path, offset, length))
 
+    mcp_resources.add(server, root)
     return server
 
 
-def _read_inside(root: Path, path: str) -> str:
+def _result(text: str, failed: bool) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
+
+
+def _read_inside(root: Path, path: str, offset: int, length: int) -> dict[str, Any]:
+    """`length` bytes of `path` from `offset`, ended early at a character's start so no UTF-8
+    character is split between pages."""
     target = (root / path).resolve()
     if not target.is_relative_to(root):
         raise UsageError(f"{path}: outside the workspace {root}; only files inside it can be read")
     if not target.is_file():
         raise UsageError(f"{path}: no such file in the workspace {root}")
+    if offset < 0 or not 0 < length <= MAX_ARTIFACT_BYTES:
+        raise UsageError(f"{path}: read from offset >= 0, 1 to {MAX_ARTIFACT_BYTES} bytes at a time")
     size = target.stat().st_size
     with target.open("rb") as f:
-        data = f.read(MAX_ARTIFACT_BYTES)
+        f.seek(offset)
+        data = f.read(length)
     if b"\0" in data:
         raise UsageError(f"{path}: a binary file ({size} bytes); read its text forms (PTX, SASS) instead")
-    text = data.decode(errors="replace")
-    if size > MAX_ARTIFACT_BYTES:
-        text += f"\n[cut: the file holds {size} bytes; the first {MAX_ARTIFACT_BYTES} are shown]"
-    return text
+    end = offset + len(data)
+    if end < size:
+        data = _whole_characters(data)
+        end = offset + len(data)
+    return {
+        "schema": SCHEMA,
+        "path": path,
+        "offset": offset,
+        "length": len(data),
+        "total_bytes": size,
+        "next_offset": end if end < size else None,
+        "text": data.decode(errors="replace"),
+    }
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """`data` less the start of a UTF-8 character cut at its end (1 to 3 bytes), where that is
+    what keeps it from decoding; as it is otherwise."""
+    for cut in range(4):
+        page = data[: len(data) - cut]
+        try:
+            page.decode()
+            return page
+        except UnicodeDecodeError:
+            continue
+    return data
 
 
 def serve(workspace: Path | None) -> None:

@@ -8,6 +8,7 @@ only here; solution code never does.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,6 +105,13 @@ class Session:
 
     def warn(self, kind: str, text: str) -> None:
         self.warnings.setdefault(kind, text)
+
+    def progress(self, rung: str, done: int, total: int, case: dict[str, Any]) -> None:
+        """A case (or trial) of `rung` done: a line of `progress.jsonl` in the run's folder, which
+        the controller follows to report progress through a long rung (rung mcp's check)."""
+        line = json.dumps({"rung": rung, "done": done, "total": total, "case": case}, default=str)
+        with (self.run_dir / "progress.jsonl").open("a") as f:
+            f.write(line + "\n")
 
     def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
         return self._problems_own("generate_input", self.problem.inputs, case, seed, device or self.device)

@@ -66,6 +66,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
         artifacts.append(str(trace))
         with partial.open("a") as f:
             f.write(json.dumps(r, default=str) + "\n")
+        session.progress("bench", index + 1, len(cases), case)
     speedups = [r["speedup_vs_reference"] for r in results if "speedup_vs_reference" in r]
     metrics: dict[str, Any] = {
         "cases": results,

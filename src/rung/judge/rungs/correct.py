@@ -126,7 +126,7 @@ def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _check_cases(
-    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str
+    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
 ) -> dict[str, Any]:
     figures: list[dict[str, Any]] = []
     checked = 0
@@ -141,6 +141,7 @@ def _check_cases(
                     f"{what} case {case} (seed {seed}): {e.message}", {"case": case, "seed": seed}
                 ) from None
             checked += 1
+            session.progress(rung, checked, len(cases) * trials, case)
             if not ok:
                 raise Failed(
                     f"{what} case {case} (seed {seed}): {message}",
@@ -154,7 +155,7 @@ def correct(session: Any, params: dict[str, Any]) -> RungResult:
     tests = list(enumerate(session.problem.tests))
     own = session.problem.trials
     trials = max(1, int(knobs.get("RUNG_TRIALS") if own is None or knobs.given("RUNG_TRIALS") else own))
-    m = _check_fitting(session, tests, trials, "test")
+    m = _check_fitting(session, tests, trials, "test", "correct")
     return RungResult(
         "correct", Status.OK, f"{m['cases']} test cases x {trials} fresh seeds match the reference", m
     )
@@ -165,17 +166,17 @@ def scale(session: Any, params: dict[str, Any]) -> RungResult:
     if not benchmarks:
         raise Skipped("the problem lists no BENCHMARKS")
     offset = len(session.problem.tests)
-    m = _check_fitting(session, [(offset + i, c) for i, c in enumerate(benchmarks)], 1, "benchmark")
+    m = _check_fitting(session, [(offset + i, c) for i, c in enumerate(benchmarks)], 1, "benchmark", "scale")
     return RungResult("scale", Status.OK, f"all {len(benchmarks)} benchmark cases match the reference", m)
 
 
 def _check_fitting(
-    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str
+    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
 ) -> dict[str, Any]:
     """The cases that fit this machine checked; SKIPPED, naming the others, when some do not."""
     feasible, over, unknown = case_size.split(session, cases)
     m: dict[str, Any] = (
-        _check_cases(session, feasible, trials, what) if feasible else {"cases": 0, "trials": 0}
+        _check_cases(session, feasible, trials, what, rung) if feasible else {"cases": 0, "trials": 0}
     )
     m.update(unknown)
     if over:
