@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult
 
 from rung import api, views
+from rung.mcp_progress import HEARTBEAT_S
 from tests.conftest import FIXTURES
 
 
@@ -286,6 +287,26 @@ def test_errors_are_tool_errors_and_the_server_keeps_answering(server, checked, 
         text = result.content[0].text
         assert says in text and "\n" not in text and "Traceback" not in text
     assert json.loads(server.text("show", run=1))["verdict"] == "PASS"
+
+
+@pytest.mark.slow
+def test_a_check_longer_than_a_client_waits_reports_progress_all_along(tmp_path):
+    """About 80 s: a right solution taking 2.5 s a call over 8 test cases x 3 seeds. Progress
+    arrives every few seconds, so a client that restarts its 60 s timeout on progress (as the
+    TypeScript SDK's resetTimeoutOnProgress does) never gives up on it."""
+    shutil.copytree(FIXTURES / "slow_cases", tmp_path / "problems" / "slow_cases")
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_session(tmp_path)) as session:
+        result, updates = Server(portal, session).call_with_progress(
+            "check", problem="problems/slow_cases", solutions=["problems/slow_cases/solutions/sleepy.py"]
+        )
+    assert not result.is_error and json.loads(result.content[0].text)["solutions"][0]["verdict"] == "PASS"
+    assert updates[-1].at_s > 60
+    silences = [
+        b.at_s - a.at_s for a, b in zip([Update(0.0, 0.0, None, ""), *updates], updates, strict=False)
+    ]
+    assert max(silences) < HEARTBEAT_S + 5, silences
+    said = "; ".join(u.message for u in updates)
+    assert "correct case 24 of 24" in said and "run 1 sleepy.py: correct OK" in said
 
 
 def test_without_the_sdk_rung_mcp_says_how_to_install_it():
