@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -46,7 +48,43 @@ def test_check_human_output_and_exit_zero(tmp_path):
     assert lines[0].startswith(str(SOL / "good.py"))
     assert any(line.split()[1:3] == ["correct", "OK"] for line in lines[1:])
     assert any(line.split()[1:3] == ["bench", "SKIPPED"] for line in lines[1:])
-    assert "verdict: PASS" in lines[-1]
+    assert "verdict: PASS" in lines[-2]
+    assert re.fullmatch(r"== 1 passed, 0 failed, 0 errors, 0 skipped in \d+\.\ds ==", lines[-1])
+    assert "\x1b" not in done.stdout  # piped: plain lines, no live progress drawn
+
+
+def test_check_with_no_solution_named_checks_every_one_under_solutions(tmp_path):
+    problem = tmp_path / "tiny"
+    (problem / "solutions" / "correct").mkdir(parents=True)
+    (problem / "solutions" / "wrong" / "__pycache__").mkdir(parents=True)
+    shutil.copy(TINY / "problem.py", problem)
+    shutil.copy(SOL / "good.py", problem / "solutions" / "correct")
+    shutil.copy(SOL / "wrong_shape.py", problem / "solutions" / "wrong")
+    shutil.copy(SOL / "raises.py", problem / "solutions" / "wrong")
+    (problem / "solutions" / "wrong" / "_shared.py").write_text(
+        "raise SystemExit('a helper, not a solution')"
+    )
+    (problem / "solutions" / "wrong" / "__pycache__" / "x.py").write_text("")
+    done = rung("check", str(problem), "-w", str(tmp_path))
+    assert done.returncode == 1  # a wrong/ solution fails, as it must
+    lines = done.stdout.splitlines()
+    headers = [line.split()[0] for line in lines if not line.startswith(" ") and not line.startswith("==")]
+    assert headers == [
+        str(problem / "solutions" / p) for p in ("correct/good.py", "wrong/raises.py", "wrong/wrong_shape.py")
+    ]
+    assert re.fullmatch(r"== 1 passed, 1 failed, 1 error, 0 skipped in \d+\.\ds ==", lines[-1]), lines[-1]
+    doc = json.loads(rung("check", str(problem), "--json", "-w", str(tmp_path)).stdout)
+    assert [s["verdict"] for s in doc["solutions"]] == ["PASS", "FAIL at run", "FAIL at run"]
+    summary = doc["summary"]
+    assert {k: summary[k] for k in ("passed", "failed", "errors", "skipped")} == {
+        "passed": 1,
+        "failed": 1,
+        "errors": 1,
+        "skipped": 0,
+    }
+    assert 0 < summary["wall_s"] < 300
+    empty = rung("check", str(FIXTURES / "bad_problems" / "no_reference"), "-w", str(tmp_path))
+    assert empty.returncode == 2 and "no solution named, and no .py file under" in empty.stderr
 
 
 def test_bad_problem_exits_two_with_one_line(tmp_path):

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from rung import api, confine, knobs, render, runner, scaffold, settings, views
+from rung import api, confine, knobs, progress, render, runner, scaffold, settings, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
 from rung.store import existing_workspace
@@ -108,9 +108,12 @@ def check(
         ),
     ],
     solutions: Annotated[
-        list[Path],
-        typer.Argument(help="Solution files defining custom_kernel (KernelBench: class ModelNew)."),
-    ],
+        list[Path] | None,
+        typer.Argument(
+            help="Solution files defining custom_kernel (KernelBench: class ModelNew); none: every "
+            ".py file under the problem's solutions/ folder (correct/, wrong/, ...)."
+        ),
+    ] = None,
     json_out: JsonOpt = False,
     workspace: WorkspaceOpt = None,
     strict: Annotated[
@@ -122,24 +125,38 @@ def check(
         ),
     ] = False,
 ) -> None:
-    """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs.
-    `rung problem PATH` shows what a problem holds (cases, input shapes, tolerance, cost model)."""
+    """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs;
+    one summary line at the end. `rung problem PATH` shows what a problem holds (cases, input
+    shapes, tolerance, cost model)."""
+    paths = solutions or scaffold.solutions_of(problem)
+    climbing = progress.Climbing(out, paths)
 
-    def progress(run: Run, result: RungResult) -> None:
+    def rung_done(run: Run, result: RungResult) -> None:
         if len(run.rungs) == 1:
             out.print(render.header(run))
         out.print(render.rung_line(result))
+        climbing.rung_done(result.name)
 
-    def done(run: Run) -> None:
+    def run_done(run: Run) -> None:
         out.print(render.verdict(run))
+        climbing.run_done()
 
     quiet = json_out
-    with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
+    with (
+        knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext(),
+        contextlib.nullcontext() if quiet else climbing,
+    ):
         runs = api.check(
-            problem, solutions, workspace, on_rung=None if quiet else progress, on_run=None if quiet else done
+            problem,
+            paths,
+            workspace,
+            on_rung=None if quiet else rung_done,
+            on_run=None if quiet else run_done,
         )
     if json_out:
-        print(dumps(views.check_doc(runs)))
+        print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, climbing.wall_s)}))
+    else:
+        out.print(progress.summary_line(runs, climbing.wall_s))
     raise typer.Exit(0 if all(r.ok for r in runs) else 1)
 
 

@@ -5,7 +5,8 @@ agent may search: a CUTLASS clone, the PTX ISA, DSL sources), an `AGENTS.md` tha
 loop, a `CLAUDE.md` pointing to it, and a `.mcp.json` that registers `rung mcp` (the verbs as
 tools) with MCP clients that read one. A new problem is a folder that already climbs the
 ladder: a reference, shapes, a cost model and a first solution, to be edited, in the kernel
-language asked for: each backend's `TEMPLATE` (plain PyTorch unless another is named).
+language asked for: each backend's `TEMPLATE` (plain PyTorch unless another is named). Its
+solutions live under `solutions/` (`solutions_of` finds them all for `rung check PROBLEM`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from pathlib import Path
 
 from rung import backends
-from rung.errors import UsageError
+from rung.errors import ProblemError, UsageError
 from rung.store import Store
 
 AGENTS_MD = """\
@@ -127,6 +128,20 @@ def init_workspace(folder: Path) -> list[Path]:
             written.append(path)
     (folder / "problems").mkdir(exist_ok=True)
     return written
+
+
+def solutions_of(problem: Path) -> list[Path]:
+    """Every solution under the problem's `solutions/` folder, at any depth (correct/, wrong/, an
+    agent's own folder), in path order; a UsageError where there is none."""
+    if not problem.exists():
+        raise ProblemError(f"{problem}: no such folder or file")
+    folder = (problem if problem.is_dir() else problem.parent) / "solutions"
+    found = sorted(
+        p for p in folder.rglob("*.py") if "__pycache__" not in p.parts and not p.name.startswith("_")
+    )
+    if not found:
+        raise UsageError(f"no solution named, and no .py file under {folder}: name the solutions to check")
+    return found
 
 
 def first_solution(backend: str) -> str:

@@ -1,0 +1,116 @@
+"""What `rung check` shows while it climbs and when it ends.
+
+On a terminal, a live line under the rung lines already printed: which solution of how many, the
+rung running, its elapsed time and how long until its time limit ends it (a hang counts down to
+its TIMEOUT). Piped, nothing live is drawn: scripts and agents read plain lines. Every check
+ends with one summary line, as pytest's does: passed, failed, errors, skipped, wall time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from rung import knobs
+from rung.ladder import LADDER
+from rung.spec import Run, Status
+
+OUTCOMES = ("passed", "failed", "errors", "skipped")
+
+
+def outcome(run: Run) -> str:
+    """The summary's word for a run: passed (PASS), failed (a rung FAILED: wrong or broke a
+    rule), errors (the solution raised, crashed or hung; a run left unfinished), skipped (not
+    checked against the reference here, e.g. a CUDA kernel on a machine with no GPU)."""
+    if run.ok:
+        return "skipped" if run.verdict.startswith("SKIPPED") else "passed" if run.finished else "errors"
+    first = next(r for r in run.rungs if r.status.bad)
+    return "failed" if first.status == Status.FAILED else "errors"
+
+
+def summary(runs: list[Run], wall_s: float) -> dict[str, float | int]:
+    counts = Counter(outcome(r) for r in runs)
+    return {**{word: counts[word] for word in OUTCOMES}, "wall_s": round(wall_s, 3)}
+
+
+def summary_line(runs: list[Run], wall_s: float) -> Text:
+    counts = summary(runs, wall_s)
+    colour = "red" if counts["failed"] or counts["errors"] else "green"
+    words = ", ".join(f"{counts[w]} {'error' if w == 'errors' and counts[w] == 1 else w}" for w in OUTCOMES)
+    return Text(f"== {words} in {wall_s:.1f}s ==", style=f"bold {colour}")
+
+
+def time_limit_s(rung: str) -> float:
+    """How long the rung may run before it is a TIMEOUT: RUNG_TIMEOUT_S, else its own limit."""
+    spec = next(s for s in LADDER if s.name == rung)
+    return float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
+
+
+class _Countdown(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        limit = task.fields.get("limit_s")
+        if not limit or task.elapsed is None:
+            return Text("")
+        left = max(0.0, limit - task.elapsed)
+        return Text(f"times out in {int(left) // 60}m{int(left) % 60:02d}s", style="dim")
+
+
+class Climbing:
+    """The live line of one `rung check` over `solutions`; a no-op where `console` is no terminal."""
+
+    def __init__(self, console: Console, solutions: list[Path]) -> None:
+        self.solutions = solutions
+        self.done = 0
+        self.started = time.monotonic()
+        self.live = console.is_terminal
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            _Countdown(),
+            console=console,
+            transient=True,
+        )
+        self.task = self.bar.add_task("", total=None)
+
+    def __enter__(self) -> Climbing:
+        if self.live:
+            self.bar.start()
+        self._show(LADDER[0].name)  # the problem is read first, in the time shown for load
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.live:
+            self.bar.stop()
+
+    def rung_done(self, rung: str) -> None:
+        """`rung` ended: the next one in the ladder starts."""
+        names = [s.name for s in LADDER]
+        following = names.index(rung) + 1
+        self._show(names[following] if following < len(names) else "")
+
+    def run_done(self) -> None:
+        self.done += 1
+        if self.done < len(self.solutions):
+            self._show(LADDER[0].name)
+
+    def _show(self, rung: str) -> None:
+        """The line for `rung` of the current solution ('': its last rung ended, the run is stored)."""
+        if not self.live:
+            return
+        self.bar.remove_task(self.task)
+        where = f"[{self.done + 1}/{len(self.solutions)}] {self.solutions[self.done]}"
+        limit = time_limit_s(rung) if rung else None
+        self.task = self.bar.add_task(f"{where}  {rung or 'storing the run'}", total=None, limit_s=limit)
+
+    @property
+    def wall_s(self) -> float:
+        return time.monotonic() - self.started

@@ -1,0 +1,66 @@
+"""rung check's live line (a terminal only) and its summary line."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from rung import knobs, progress
+from rung.spec import Device, Run, RungResult, Solution, Status
+
+
+def _run(*statuses: tuple[str, Status], finished: bool = True) -> Run:
+    run = Run(1, "p", Solution("s.py", "0" * 64, "torch"), Device("cpu", "cpu"), 1, started=time.time() - 2)
+    run.rungs = [RungResult(name, status, "") for name, status in statuses]
+    run.finished = time.time() if finished else None
+    return run
+
+
+def test_each_run_is_counted_as_pytest_would():
+    passed = _run(("run", Status.OK), ("correct", Status.OK), ("bench", Status.SKIPPED))
+    failed = _run(("run", Status.OK), ("correct", Status.FAILED))
+    crashed = _run(("run", Status.ERROR))
+    hung = _run(("run", Status.OK), ("correct", Status.TIMEOUT))
+    unchecked = _run(("run", Status.SKIPPED), ("correct", Status.SKIPPED))  # a CUDA kernel, no GPU
+    unfinished = _run(("run", Status.OK), finished=False)
+    words = [progress.outcome(r) for r in (passed, failed, crashed, hung, unchecked, unfinished)]
+    assert words == ["passed", "failed", "errors", "errors", "skipped", "errors"]
+    assert progress.summary([passed, failed, crashed, unchecked], 3.25) == {
+        "passed": 1,
+        "failed": 1,
+        "errors": 1,
+        "skipped": 1,
+        "wall_s": 3.25,
+    }
+    assert progress.summary_line([passed, unchecked], 12.34).plain == (
+        "== 1 passed, 0 failed, 0 errors, 1 skipped in 12.3s =="
+    )
+
+
+def test_the_live_line_names_solution_rung_and_counts_down_its_time_limit():
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    with knobs.scoped(RUNG_TIMEOUT_S=90), progress.Climbing(console, [Path("a.py"), Path("b.py")]) as live:
+        live.rung_done("load")
+        assert live.bar.tasks[-1].description == "[1/2] a.py  compile"
+        live.rung_done("profile")
+        assert live.bar.tasks[-1].description == "[1/2] a.py  storing the run"
+        live.run_done()
+        assert live.bar.tasks[-1].description == "[2/2] b.py  load"
+        live.bar.refresh()
+    drawn = screen.getvalue()
+    assert "[2/2] b.py  load" in drawn
+    assert "times out in 1m30s" in drawn or "times out in 1m29s" in drawn
+
+
+def test_piped_output_draws_nothing_live():
+    screen = io.StringIO()
+    console = Console(file=screen, width=120)  # not a terminal
+    with progress.Climbing(console, [Path("a.py")]) as live:
+        live.rung_done("load")
+        live.run_done()
+    assert screen.getvalue() == ""
+    assert progress.time_limit_s("correct") == 600  # the rung's own limit where RUNG_TIMEOUT_S is 0
