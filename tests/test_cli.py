@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from rung import knobs
 from rung.spec import Status
@@ -166,7 +167,7 @@ def test_init_and_new_give_a_problem_that_climbs(tmp_path):
     for name in ("AGENTS.md", "CLAUDE.md", ".mcp.json", "context/README.md", ".rung/rung.db"):
         assert (tmp_path / name).exists(), name
     servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
-    assert servers["rung"] == {"command": "rung", "args": ["mcp", "-w", "."]}
+    assert servers["rung"] == {"command": sys.executable, "args": ["-m", "rung", "mcp", "-w", "."]}
     assert "rung check" in (tmp_path / "AGENTS.md").read_text()
     assert rung("new", "scale_shift", cwd=tmp_path).returncode == 0
     folder = tmp_path / "problems" / "scale_shift"
@@ -178,6 +179,20 @@ def test_init_and_new_give_a_problem_that_climbs(tmp_path):
     again = rung("new", "scale_shift", cwd=tmp_path)
     assert again.returncode == 2 and "already exists" in again.stderr
     assert rung("new", "Bad-Name", cwd=tmp_path).returncode == 2
+
+
+def test_init_registers_the_console_script_that_ran_it_by_absolute_path(tmp_path):
+    script = Path(sys.executable).parent / "rung"  # the venv's console script, not one on PATH
+    done = subprocess.run(
+        [str(script), "init", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["rung"]
+    assert server == {"command": str(script.resolve()), "args": ["mcp", "-w", "."]}
 
 
 def test_rung_skip_leaves_rungs_out_saying_so(tmp_path, climb):

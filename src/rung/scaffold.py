@@ -3,7 +3,7 @@
 A workspace is `.rung/` (the store), `problems/`, `context/` (documentation and example code the
 agent may search: a CUTLASS clone, the PTX ISA, DSL sources), an `AGENTS.md` that teaches the
 loop, a `CLAUDE.md` pointing to it, and a `.mcp.json` that registers `rung mcp` (the verbs as
-tools) with MCP clients that read one. A new problem is a folder that already climbs the
+tools) with MCP clients that read one, by the absolute path of the rung that wrote it. A new problem is a folder that already climbs the
 ladder: a reference, shapes, a cost model and a first solution, to be edited, in the kernel
 language asked for: each backend's `TEMPLATE` (plain PyTorch unless another is named). Its
 solutions live under `solutions/` (`solutions_of` finds them all for `rung check PROBLEM`).
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sys
 from pathlib import Path
 
 from rung import backends
@@ -74,9 +76,26 @@ search QUERY` (`--json`) gives the best snippets with file and line.
 
 CLAUDE_MD = "Read AGENTS.md: it says how kernels are written and checked in this workspace.\n"
 
-MCP_JSON = (
-    json.dumps({"mcpServers": {"rung": {"command": "rung", "args": ["mcp", "-w", "."]}}}, indent=2) + "\n"
-)
+
+def rung_command() -> list[str]:
+    """The absolute command that started this rung, so an agent's MCP client starts the same rung
+    (its virtual environment's), not whichever `rung` comes first on the client's PATH: the
+    console script, or this Python with `-m rung`."""
+    started = Path(sys.argv[0])
+    if started.name == "rung" and started.is_file():
+        return [str(started.resolve())]
+    if started.name == "__main__.py" and started.parent.name == "rung":
+        return [str(Path(sys.executable).absolute()), "-m", "rung"]
+    found = shutil.which("rung")
+    return [str(Path(found).resolve())] if found else [str(Path(sys.executable).absolute()), "-m", "rung"]
+
+
+def mcp_json() -> str:
+    """`.mcp.json`: `rung mcp` on this workspace, started by the absolute command of this rung."""
+    command, *args = rung_command()
+    server = {"command": command, "args": [*args, "mcp", "-w", "."]}
+    return json.dumps({"mcpServers": {"rung": server}}, indent=2) + "\n"
+
 
 CONTEXT_README = """\
 Documentation and example code an agent may read while writing kernels: a clone of NVIDIA's
@@ -119,7 +138,7 @@ def init_workspace(folder: Path) -> list[Path]:
     for path, text in (
         (folder / "AGENTS.md", AGENTS_MD),
         (folder / "CLAUDE.md", CLAUDE_MD),
-        (folder / ".mcp.json", MCP_JSON),
+        (folder / ".mcp.json", mcp_json()),
         (folder / "context" / "README.md", CONTEXT_README),
     ):
         if not path.exists():
