@@ -114,7 +114,10 @@ def test_history_show_and_diff(tmp_path):
     assert "good.py" in table and "FAIL at run" in table
     shown = json.loads(rung("show", "2", "--json", "-w", str(tmp_path)).stdout)
     assert shown["id"] == 2 and shown["verdict"] == "FAIL at run"
-    assert "ValueError: kernel exploded on purpose" in rung("show", "2", "-w", str(tmp_path)).stdout
+    assert [row["run"] for row in shown["lineage"]] == [2]  # a version with no parent
+    text = rung("show", "2", "-w", str(tmp_path)).stdout
+    assert "ValueError: kernel exploded on purpose" in text
+    assert text.splitlines()[-1] == "  lineage: no parent version"
     missing = rung("show", "99", "-w", str(tmp_path))
     assert missing.returncode == 2 and "no run 99" in missing.stderr
 

@@ -373,8 +373,9 @@ def show(
     json_out: JsonOpt = False,
     workspace: ReadWorkspaceOpt = None,
 ) -> None:
-    """Show one stored run: every rung, its figures and its artifacts."""
-    run = api.show(run_id, existing_workspace(workspace))
+    """Show one stored run: every rung, its figures, its artifacts and its lineage (its parents' runs)."""
+    found = existing_workspace(workspace)
+    run = api.show(run_id, found)
     if rung_name is not None:
         doc = views.rung_doc(run, rung_name)
         if json_out:
@@ -382,13 +383,15 @@ def show(
         else:
             render.print_rung(out, run, next(r for r in run.rungs if r.name == rung_name))
         return
+    doc = views.show_doc(run, api.lineage(run_id, found))
     if json_out:
-        print(dumps(views.show_doc(run)))
+        print(dumps(doc))
         return
     render.print_run(out, run)
     for r in run.rungs:
         for a in r.artifacts:
             out.print(f"    {r.name}: {a}", style="dim")
+    render.print_lineage(out, doc["lineage"])
 
 
 @app.command()
