@@ -21,7 +21,7 @@ from rung.executors.wire import Job, pack_folder, settings_to_send
 from rung.spec import Run
 from rung.store import Store
 
-__all__ = ["Executor", "check_batch", "from_spec"]
+__all__ = ["Executor", "check_batch", "check_pairs", "from_spec"]
 
 
 class Executor(Protocol):
@@ -59,16 +59,29 @@ def check_batch(
 ) -> list[Run]:
     """Climb every solution of `problem` on `executor`'s slots; every run is stored as it goes
     (on_rung as each rung lands), handed to on_run and returned in the order given."""
-    problem = problem.resolve()
-    packed = pack_folder(problem) if executor.remote else ""
-    key = hashlib.sha256((packed or str(problem)).encode()).hexdigest()[:16]
+    return check_pairs(store, executor, [(problem, s) for s in solutions], on_rung, on_run)
+
+
+def check_pairs(
+    store: Store,
+    executor: Executor,
+    pairs: Sequence[tuple[Path, Path]],
+    on_rung: OnRung | None = None,
+    on_run: OnRun | None = None,
+) -> list[Run]:
+    """check_batch for (problem, solution) pairs of several problems in one queue, so that no
+    slot idles between one problem's batch and the next."""
     settings = settings_to_send(dict(os.environ), executor.remote)
-    jobs = [
-        Job.of(i, path, problem, key, problem_tar=packed, settings=settings)
-        for i, path in enumerate(solutions)
-    ]
-    name = problem.stem if problem.is_file() else problem.name
-    recorder = Recorder(store, name, problem, jobs, on_rung, on_run)
+    problems: dict[Path, tuple[str, str]] = {}  # each problem packed (where it travels) and keyed once
+    jobs = []
+    for i, (problem, solution) in enumerate(pairs):
+        problem = problem.resolve()
+        if problem not in problems:
+            packed = pack_folder(problem) if executor.remote else ""
+            problems[problem] = (packed, hashlib.sha256((packed or str(problem)).encode()).hexdigest()[:16])
+        packed, key = problems[problem]
+        jobs.append(Job.of(i, solution, problem, key, problem_tar=packed, settings=settings))
+    recorder = Recorder(store, jobs, on_rung, on_run)
     try:
         Pool(list(executor.slots()), jobs).run(recorder.handle)
     finally:

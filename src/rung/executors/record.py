@@ -31,13 +31,11 @@ class Recorder:
     def __init__(
         self,
         store: Store,
-        problem_name: str,
-        problem_path: Path,
         jobs: list[Job],
         on_rung: OnRung | None = None,
         on_run: OnRun | None = None,
     ) -> None:
-        self.store, self.problem_name, self.problem_path = store, problem_name, problem_path
+        self.store = store
         self.jobs = {job.id: job for job in jobs}
         self.on_rung, self.on_run = on_rung, on_run
         self.open: dict[int, tuple[Run, str]] = {}  # job -> (its run here, its folder on the worker)
@@ -76,7 +74,7 @@ class Recorder:
         solution = Solution(job.solution_path, there.solution.sha256, parent=there.solution.parent)
         run = self.store.begin(
             there.problem,
-            str(self.problem_path),
+            job.problem_path,
             solution,
             there.device,
             there.seed,
@@ -98,9 +96,9 @@ class Recorder:
             job = self.jobs[job_id]
             solution = Solution.from_bytes(job.solution_path, job.source_bytes())
             source = job.source_bytes().decode(errors="replace")
-            run = self.store.begin(
-                self.problem_name, str(self.problem_path), solution, NO_DEVICE, 0, {}, source
-            )
+            problem = Path(job.problem_path)
+            name = problem.stem if problem.is_file() else problem.name  # as rung history names it
+            run = self.store.begin(name, job.problem_path, solution, NO_DEVICE, 0, {}, source)
         self._add(run, RungResult("executor", Status.ERROR, f"the worker was lost: {reason}"))
         self.store.finish(run)
         return run
