@@ -226,6 +226,7 @@ def test_read_only_commands_in_an_empty_folder_create_nothing_and_say_where_they
         )
     named = rung("history", "tiny", "-w", str(tmp_path / "elsewhere"), cwd=tmp_path)
     assert named.returncode == 2 and f"{tmp_path / 'elsewhere'} holds no .rung/" in named.stderr
+    assert json.loads(rung("problem", str(TINY), "--json", cwd=tmp_path).stdout)["name"] == "tiny"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -238,7 +239,8 @@ def test_read_only_commands_find_the_workspace_upwards(tmp_path):
 
 
 def test_device_says_what_this_kernel_offers_to_confine_solutions(tmp_path):
-    done = rung("device", "--json", "--workspace", str(tmp_path))
+    done = rung("device", "--json", cwd=tmp_path)
+    assert list(tmp_path.iterdir()) == []  # asking about the machine makes no workspace
     assert done.returncode == 0, done.stderr
     offered = json.loads(done.stdout)["confinement"]
     assert set(offered) >= {"landlock_abi", "filesystem", "ptrace", "signals", "subreaper"}

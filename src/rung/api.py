@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import closing
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
 from rung import runner, views
 from rung.context import ContextIndex, Snippet
-from rung.errors import ProblemError, SolutionError
+from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
 from rung.spec import Device, Problem, Run
-from rung.store import Store, find_workspace
+from rung.store import Store, existing_workspace, find_workspace
 
 
 def open_store(workspace: str | Path | None) -> Store:
@@ -71,11 +72,8 @@ def check_many(
 
 def device(workspace: str | Path | None = None, remeasure: bool = False) -> Device:
     """This machine's device, with its measured ceilings where it is a GPU (cached per model and driver)."""
-    store = open_store(workspace)
-    try:
-        return runner.probe_device(store.root / "scratch", remeasure)
-    finally:
-        store.close()
+    with _scratch(workspace) as scratch:
+        return runner.probe_device(scratch, remeasure)
 
 
 def history(problem: str | Path, workspace: str | Path | None = None) -> list[Run]:
@@ -108,11 +106,8 @@ def lineage(run_id: int, workspace: str | Path | None = None) -> list[Run]:
 
 def problem(path: str | Path, workspace: str | Path | None = None) -> Problem:
     """What a problem holds (its cases, tolerance, whether it has a cost model), as a judge reads it."""
-    store = open_store(workspace)
-    try:
-        return runner.describe(Path(path), store.root / "scratch")[0]
-    finally:
-        store.close()
+    with _scratch(workspace) as scratch:
+        return runner.describe(Path(path), scratch)[0]
 
 
 def diff(run_a: int, run_b: int, workspace: str | Path | None = None) -> dict[str, Any]:
@@ -123,6 +118,22 @@ def diff(run_a: int, run_b: int, workspace: str | Path | None = None) -> dict[st
         return views.diff_doc(a, b, store.source(a.solution.sha256), store.source(b.solution.sha256))
     finally:
         store.close()
+
+
+@contextmanager
+def _scratch(workspace: str | Path | None) -> Iterator[Path]:
+    """Where a judge asked a question keeps its logs: the workspace's `.rung/scratch`, or, where
+    `workspace` (or the nearest upwards) holds no `.rung/`, a temporary folder: a command that
+    only asks creates no `.rung/`."""
+    try:
+        found: Path | None = existing_workspace(Path(workspace) if workspace else None)
+    except StoreError:
+        found = None
+    if found is not None:
+        yield found / ".rung" / "scratch"
+        return
+    with tempfile.TemporaryDirectory(prefix="rung-scratch-") as folder:
+        yield Path(folder)
 
 
 def context_index(workspace: str | Path | None = None) -> ContextIndex:
