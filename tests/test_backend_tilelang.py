@@ -114,7 +114,13 @@ def test_every_shipped_solution_builds_its_cuda_ptx_cubin_and_sass(built):
     for problem, kernels in built.items():
         assert len(kernels) == 1, problem
         kernel, _ = kernels[0]
-        assert {Path(a).suffix for a in kernel.artifacts} == {".cu", ".ptx", ".cubin", ".sass"}, problem
+        assert {Path(a).suffix for a in kernel.artifacts} == {
+            ".cu",
+            ".ptx",
+            ".cubin",
+            ".sass",
+            ".sass_lineinfo",
+        }, problem
         assert kernel.registers > 0 and kernel.max_threads > 0 and kernel.build_s > 0, problem
         assert kernel.spill_instructions == 0 and kernel.local_bytes == 0, problem
         assert kernel.case == SHIPPED[problem][0]

@@ -4,6 +4,10 @@ Per kernel: instruction count; tensor-core instructions (HGMMA/QGMMA/IGMMA are H
 HMMA/IMMA the older mma.sync path); global loads and stores by width (LDG.E.128 moves 16 bytes a
 thread); the bulk tensor copy engine (UTMALDG, UBLKCP); local-memory traffic (LDL/STL: spills
 or stack arrays). These answer most "why is it slow" questions without a GPU.
+
+Where the build kept line info, each kernel's SASS is also written interleaved with the
+solution's source (`dump/<kernel>.sass_src.txt`, sass_source.py), and its facts name the source
+lines that became the most instructions.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rung.backends.cubin import LINED_SUFFIX
+from rung.sass_source import Sources, parse, render, top_lines
 from rung.spec import Device, RungResult, Status
 
 OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
@@ -48,6 +54,7 @@ def dump(results: dict[str, RungResult], device: Device) -> RungResult:
     per_kernel = {p.stem: facts(p.read_text()) for p in sass_files}
     out = sass_files[0].parent.parent / "dump" / "facts.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    with_source = _with_source(sass_files, out.parent, per_kernel)
     out.write_text(json.dumps(per_kernel, indent=1))
     lines = []
     for name, f in per_kernel.items():
@@ -58,10 +65,35 @@ def dump(results: dict[str, RungResult], device: Device) -> RungResult:
             f"{'TMA; ' if f['tma'] else ''}{f['local_memory_ops']} local-memory ops"
         )
     metrics = {"kernels": per_kernel}
+    if not with_source:
+        lines.append("  no SASS with source: the build kept no line info")
     return RungResult(
         "dump",
         Status.OK,
         f"SASS facts for {len(per_kernel)} kernel(s)\n" + "\n".join(lines),
         metrics,
-        [str(out)],
+        [str(out), *map(str, with_source)],
     )
+
+
+def _with_source(sass_files: list[Path], out_dir: Path, per_kernel: dict[str, Any]) -> list[Path]:
+    """`<build>.sass_src.txt` in `out_dir` for each build with line info (every kernel of its
+    CUBIN); each build's facts get `source_lines` (how many lines of source its kernels came
+    from) and `top_lines` (those that became the most instructions)."""
+    written = []
+    for sass in sass_files:
+        lined = sass.with_suffix(LINED_SUFFIX)
+        if not lined.is_file():
+            continue
+        kernels = parse(lined.read_text(errors="replace"), Sources(sass.parents[2], sass.with_suffix(".cu")))
+        if not kernels:
+            continue
+        path = out_dir / f"{sass.stem}.sass_src.txt"
+        path.write_text("\n".join(render(k) for k in kernels))
+        written.append(path)
+        f = per_kernel[sass.stem]
+        f["source_lines"] = len({w for k in kernels for _, _, w in k.instructions})
+        f["top_lines"] = [
+            {"line": w.label, "instructions": n, "text": w.text} for k in kernels for w, n in top_lines(k)
+        ]
+    return written

@@ -1,5 +1,9 @@
 """What every backend does with a CUBIN once it has one: SASS, resource figures, spill count.
 
+The SASS is disassembled once, with line info (`-gi`): `.sass` is that text without the line
+comments (byte for byte what nvdisasm prints without them), `.sass_lineinfo` keeps them where
+the build has line info (Triton always; nvcc with `-lineinfo`, as the CUDA backend builds).
+
 The tools are the nvdisasm and cuobjdump that ship in Triton's wheel (always installed with
 rung), falling back to those on PATH, so no CUDA toolkit is needed to read a build.
 """
@@ -12,6 +16,9 @@ import subprocess
 from pathlib import Path
 
 from rung.backends.base import BuiltKernel
+
+LINE_INFO = re.compile(r'^[ \t]*//## File ".*\n', re.MULTILINE)
+LINED_SUFFIX = ".sass_lineinfo"  # SASS with nvdisasm's line comments, beside the plain .sass
 
 
 def tool(name: str) -> str:
@@ -26,10 +33,15 @@ def tool(name: str) -> str:
     return shutil.which(name) or name
 
 
-def disassemble(cubin: Path) -> str:
-    """SASS of a CUBIN, with nvdisasm (cuobjdump where nvdisasm cannot read it)."""
+def disassemble(cubin: Path, line_info: bool = False) -> str:
+    """SASS of a CUBIN, with nvdisasm (cuobjdump where nvdisasm cannot read it). With
+    `line_info`, nvdisasm's `//## File "...", line N` comments before the instructions of each
+    source line (`inlined at` where a function was inlined), where the build kept line info."""
     done = subprocess.run(
-        [tool("nvdisasm"), "-c", "-hex", str(cubin)], capture_output=True, text=True, timeout=120
+        [tool("nvdisasm"), "-c", "-hex", *(["-gi"] if line_info else []), str(cubin)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if done.returncode != 0:
         done = subprocess.run(
@@ -70,10 +82,15 @@ def functions(cubin: Path) -> list[str]:
 def describe(cubin: Path, kernel: BuiltKernel, function: str | None = None) -> BuiltKernel:
     """Write `cubin`'s SASS beside it and fill `kernel`'s registers, local bytes and spill count
     (shared memory too where the build did not say: cuobjdump gives the static part)."""
-    sass = disassemble(cubin)
+    lined = disassemble(cubin, line_info=True)
+    sass = LINE_INFO.sub("", lined)  # the same text nvdisasm gives without line info
     sass_path = cubin.with_suffix(".sass")
     sass_path.write_text(sass)
-    for path in (cubin, sass_path):
+    kept = [cubin, sass_path]
+    if lined != sass:  # the dump rung interleaves it with the solution's source
+        kept.append(cubin.with_suffix(LINED_SUFFIX))
+        kept[-1].write_text(lined)
+    for path in kept:
         if str(path) not in kernel.artifacts:
             kernel.artifacts.append(str(path))
     kernel.spill_instructions = len(re.findall(r"\b(?:STL|LDL)\b", sass))
