@@ -101,13 +101,26 @@ def test_history_table_reads_as_a_person_compares_versions(workspace):
     lines = [[cell.strip() for cell in re.split("[┃│]", line)] for line in console.export_text().splitlines()]
     assert lines[0] == [
         "run", "when", "solution", "hash", "backend", "parent", "verdict",
-        "n=1024 ms", "n=1048576 ms", "x ref", "x parent", "roofline",
+        "n=1024 ms", "n=1048576 ms", "x ref", "x parent", "roofline", "wall_s",
     ]  # fmt: skip
-    rows = {cells[0]: cells for cells in lines[2:]}
+    rows = {cells[0]: cells[:-1] for cells in lines[2:]}
     assert rows["2"][5:] == ["1", "PASS", "0.004", "0.1", "x3.16", "x2.00", "5%"]
     assert rows["3"][5:] == ["2", "FAIL at correct: 12 of 1024 elements differ", "", "", "", "", ""]
     assert rows["5"][5:] == ["2", "PASS", "0.002", "0.08", "x5.00", "x1.58", "8%"]
     assert rows["1"][5] == "" and rows["1"][10] == ""
+    assert all(float(cells[-1]) >= 0 for cells in lines[2:])
+
+
+def test_history_table_leaves_out_figures_no_version_has(tmp_path):
+    store = Store(tmp_path)
+    run = store.begin("add", "problems/add", Solution("v1.py", "e" * 64, "torch"), H200, 7, {}, source="x")
+    store.add_rung(run, RungResult("correct", Status.OK, "all match"))
+    store.finish(run)
+    store.close()
+    console = Console(width=220, record=True, color_system=None)
+    console.print(render.history(api.history("add", tmp_path)))
+    header = [cell.strip() for cell in re.split("[┃│]", console.export_text().splitlines()[0])]
+    assert header == ["run", "when", "solution", "hash", "backend", "parent", "verdict", "wall_s"]
 
 
 def test_lineage_prints_nearest_first(workspace):

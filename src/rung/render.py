@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -166,19 +168,27 @@ def print_diff(console: Console, doc: dict[str, Any]) -> None:
 def history(runs: list[Run]) -> Table:
     """Every version, oldest first: its parent, verdict, the median time of each benchmark case,
     the speedups over the reference and the parent and the percent of roofline (geometric means
-    over the cases); a failed version says why in its verdict column."""
+    over the cases), its climb's wall time; a failed version says why in its verdict column. A
+    figure no version has (nothing timed on a CPU) gets no column."""
     rows = views.versions(runs)
-    cases = _case_columns(rows)
+    figures: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+        (f"{label} ms", functools.partial(_case_ms, key)) for label, key in _case_columns(rows).items()
+    ]
+    figures += [
+        ("x ref", lambda row: _times(row.get("speedup_vs_reference"))),
+        ("x parent", lambda row: _times(row.get("speedup_vs_parent"))),
+        ("roofline", lambda row: f"{row['pct_of_roofline']:.0%}" if "pct_of_roofline" in row else ""),
+    ]
+    cells = [[cell(row) for _, cell in figures] for row in rows]
+    shown = [i for i in range(len(figures)) if any(c[i] for c in cells)]
     table = Table(show_edge=False, header_style="bold")
     table.add_column("run", justify="right")
     for col in ("when", "solution", "hash", "backend", "parent", "verdict"):
         table.add_column(col, justify="right" if col == "parent" else "left")
-    for name in cases:
-        table.add_column(f"{name} ms", justify="right")
-    for col in ("x ref", "x parent", "roofline"):
-        table.add_column(col, justify="right")
-    for row in rows:
-        medians = {json.dumps(c["case"], sort_keys=True): c["median_ms"] for c in row["cases"]}
+    for i in shown:
+        table.add_column(figures[i][0], justify="right")
+    table.add_column("wall_s", justify="right")
+    for row, figure_cells in zip(rows, cells, strict=True):
         verdict_text = Text(row["verdict"], style="green" if row["ok"] else "red")
         if row["why"]:
             verdict_text.append(f": {_cut(row['why'], 60)}", style="dim")
@@ -190,12 +200,16 @@ def history(runs: list[Run]) -> Table:
             row["backend"],
             str(row["parent_run"]) if row["parent_run"] is not None else "",
             verdict_text,
-            *(_ms(medians.get(key)) for key in cases.values()),
-            _times(row.get("speedup_vs_reference")),
-            _times(row.get("speedup_vs_parent")),
-            f"{row['pct_of_roofline']:.0%}" if "pct_of_roofline" in row else "",
+            *(figure_cells[i] for i in shown),
+            f"{row['wall_s']:.1f}",
         )
     return table
+
+
+def _case_ms(key: str, row: dict[str, Any]) -> str:
+    return next(
+        (_ms(c["median_ms"]) for c in row["cases"] if json.dumps(c["case"], sort_keys=True) == key), ""
+    )
 
 
 def print_lineage(console: Console, rows: list[dict[str, Any]]) -> None:

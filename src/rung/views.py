@@ -97,6 +97,7 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
         "sha256": run.solution.sha256,
         "backend": run.solution.backend,
         "started": run.started,
+        "wall_s": round(run.wall_s, 3),
         "ok": run.ok,
         "verdict": run.verdict,
         "why": (failed.message.splitlines() or [""])[0] if failed else "",
