@@ -131,7 +131,9 @@ def build(workspace: Path) -> MCPServer:
     @tool
     def dump(run: int) -> str:
         """The dump rung of a stored run: SASS facts per kernel (tensor-core instructions, load and
-        store widths, TMA, local memory) and the files kept (`rung show RUN --rung dump --json`)."""
+        store widths, TMA, local memory, the source lines that became the most instructions) and
+        the files kept, among them `<build>.sass_src.txt`, the SASS under each source line, to read
+        with read_artifact (`rung show RUN --rung dump --json`)."""
         return dumps(views.rung_doc(api.show(run, root), "dump"))
 
     @tool
