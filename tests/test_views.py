@@ -126,7 +126,7 @@ def test_history_table_leaves_out_figures_no_version_has(tmp_path):
 def test_lineage_prints_nearest_first(workspace):
     chain = api.lineage(5, workspace)
     console = Console(width=160, record=True, color_system=None)
-    render.print_lineage(console, views.show_doc(chain[0], chain)["lineage"])
+    render.print_lineage(console, views.lineage_rows(chain))
     assert [line.split() for line in console.export_text().splitlines()] == [
         ["lineage", "(nearest", "first):"],
         ["run", "5", "PASS", "x5.00", "ref", "x1.58", "parent", "8%", "roofline", "v4.py"],
@@ -134,7 +134,7 @@ def test_lineage_prints_nearest_first(workspace):
         ["run", "1", "PASS", "x1.58", "ref", "3%", "roofline", "v1.py"],
     ]
     console = Console(width=160, record=True, color_system=None)
-    render.print_lineage(console, views.show_doc(chain[2], [chain[2]])["lineage"])
+    render.print_lineage(console, views.lineage_rows(chain[2:]))
     assert console.export_text().strip() == "lineage: no parent version"
 
 

@@ -135,9 +135,14 @@ def show_doc(run: Run, ancestry: list[Run] | None = None) -> dict[str, Any]:
     run and each of its ancestors, nearest first, each against its own parent."""
     doc = run.to_dict()
     if ancestry is not None:
-        parents = [*ancestry[1:], None]
-        doc["lineage"] = [version_row(r, p) for r, p in zip(ancestry, parents, strict=True)]
+        doc["lineage"] = lineage_rows(ancestry)
     return doc
+
+
+def lineage_rows(ancestry: list[Run]) -> list[dict[str, Any]]:
+    """`version_row` of each run of a lineage (nearest first), each against the next, its parent."""
+    parents = [*ancestry[1:], None]
+    return [version_row(r, p) for r, p in zip(ancestry, parents, strict=True)]
 
 
 def rung_doc(run: Run, name: str) -> dict[str, Any]:
