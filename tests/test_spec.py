@@ -35,8 +35,14 @@ def test_run_round_trips():
 
 def test_dumps_is_strict_json():
     text = dumps(sample_run())
-    assert "Infinity" not in text
-    assert json.loads(text)["rungs"][1]["metrics"]["psnr_db"] == "inf"
+    assert "Infinity" not in text and "NaN" not in text
+    metrics = json.loads(text)["rungs"][1]["metrics"]
+    assert metrics["psnr_db"] is None and metrics["null_reasons"] == {"psnr_db": "infinite"}
+    assert json.loads(dumps({"a": [1.0, float("nan")], "b": float("-inf")})) == {
+        "a": [1.0, None],
+        "b": None,
+        "null_reasons": {"b": "negative infinite"},
+    }
     assert json.loads(text)["schema"] == SCHEMA
 
 

@@ -11,6 +11,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,8 +198,13 @@ def check_schema(d: dict[str, Any]) -> None:
 
 
 def dumps(obj: Any) -> str:
-    """JSON for spec objects and plain data; non-finite floats become strings ("nan", "inf")."""
-    return json.dumps(_jsonable(obj), sort_keys=False)
+    """Strict JSON for spec objects and plain data. A non-finite float is null, never a string a
+    reader must know to parse; its object says why under `null_reasons` ({"psnr_db": "infinite"}:
+    outputs equal to the reference)."""
+    return json.dumps(_jsonable(obj), sort_keys=False, allow_nan=False)
+
+
+NON_FINITE = {"nan": "not a number", "inf": "infinite", "-inf": "negative infinite"}
 
 
 def _jsonable(obj: Any) -> Any:
@@ -209,11 +215,15 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
+        out = {str(k): _jsonable(v) for k, v in obj.items()}
+        reasons = {str(k): NON_FINITE[repr(v)] for k, v in obj.items() if _non_finite(v)}
+        return {**out, "null_reasons": reasons} if reasons else out
     if isinstance(obj, (list, tuple)):
         return [_jsonable(v) for v in obj]
-    if isinstance(obj, float) and obj != obj:
-        return "nan"
-    if isinstance(obj, float) and obj in (float("inf"), float("-inf")):
-        return "inf" if obj > 0 else "-inf"
+    if _non_finite(obj):
+        return None
     return obj
+
+
+def _non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
