@@ -40,13 +40,26 @@ def test_each_run_is_counted_as_pytest_would():
     )
 
 
-def test_the_live_line_names_solution_rung_and_counts_down_its_time_limit():
+def test_the_live_line_names_solution_rung_case_and_counts_down_its_time_limit(tmp_path):
     screen = io.StringIO()
-    console = Console(file=screen, force_terminal=True, width=120)
-    with knobs.scoped(RUNG_TIMEOUT_S=90), progress.Climbing(console, [Path("a.py"), Path("b.py")]) as live:
-        live.rung_done("load")
-        assert live.bar.tasks[-1].description == "[1/2] a.py  compile"
-        live.rung_done("profile")
+    console = Console(file=screen, force_terminal=True, width=160)
+    (tmp_path / "7").mkdir()
+    cases = tmp_path / "7" / "progress.jsonl"
+    cases.write_text(
+        '{"rung": "correct", "done": 2, "total": 3, "case": {"n": 5}}\n{"rung": "correct", "done": 3, "tot'
+    )  # the judge is still writing the last line
+    with (
+        knobs.scoped(RUNG_TIMEOUT_S=90),
+        progress.Climbing(console, [Path("a.py"), Path("b.py")], tmp_path) as live,
+    ):
+        live.rung_done(7, "guard")
+        assert live.bar.tasks[-1].description == "[1/2] a.py  correct"
+        live.bar.refresh()
+        assert "case 2/3 {'n': 5}" in screen.getvalue()
+        live.rung_done(7, "correct")
+        live.bar.refresh()
+        assert "case 2/3" not in screen.getvalue().rsplit("a.py  scale", 1)[-1]  # a case of another rung
+        live.rung_done(7, "profile")
         assert live.bar.tasks[-1].description == "[1/2] a.py  storing the run"
         live.run_done()
         assert live.bar.tasks[-1].description == "[2/2] b.py  load"
@@ -59,8 +72,8 @@ def test_the_live_line_names_solution_rung_and_counts_down_its_time_limit():
 def test_piped_output_draws_nothing_live():
     screen = io.StringIO()
     console = Console(file=screen, width=120)  # not a terminal
-    with progress.Climbing(console, [Path("a.py")]) as live:
-        live.rung_done("load")
+    with progress.Climbing(console, [Path("a.py")], Path("/nonexistent")) as live:
+        live.rung_done(1, "load")
         live.run_done()
     assert screen.getvalue() == ""
     assert progress.time_limit_s("correct") == 600  # the rung's own limit where RUNG_TIMEOUT_S is 0

@@ -19,7 +19,7 @@ from rich.console import Console
 from rung import api, confine, knobs, progress, render, runner, scaffold, settings, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Run, RungResult, dumps
-from rung.store import existing_workspace
+from rung.store import existing_workspace, find_workspace
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -129,13 +129,14 @@ def check(
     one summary line at the end. `rung problem PATH` shows what a problem holds (cases, input
     shapes, tolerance, cost model)."""
     paths = solutions or scaffold.solutions_of(problem)
-    climbing = progress.Climbing(out, paths)
+    runs_dir = (workspace.resolve() if workspace else find_workspace()) / ".rung" / "runs"
+    climbing = progress.Climbing(out, paths, runs_dir)
 
     def rung_done(run: Run, result: RungResult) -> None:
         if len(run.rungs) == 1:
             out.print(render.header(run))
         out.print(render.rung_line(result))
-        climbing.rung_done(result.name)
+        climbing.rung_done(run.id, result.name)
 
     def run_done(run: Run) -> None:
         out.print(render.verdict(run))

@@ -1,13 +1,15 @@
 """What `rung check` shows while it climbs and when it ends.
 
 On a terminal, a live line under the rung lines already printed: which solution of how many, the
-rung running, its elapsed time and how long until its time limit ends it (a hang counts down to
-its TIMEOUT). Piped, nothing live is drawn: scripts and agents read plain lines. Every check
+rung running, the case it is at (from the run's `progress.jsonl`, where the judge appends a line
+per case of correct, scale and bench), its elapsed time and how long until its time limit ends
+it (a hang counts down to its TIMEOUT). Piped, nothing live is drawn: scripts and agents read plain lines. Every check
 ends with one summary line, as pytest's does: passed, failed, errors, skipped, wall time.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -61,17 +63,52 @@ class _Countdown(ProgressColumn):
         return Text(f"times out in {int(left) // 60}m{int(left) % 60:02d}s", style="dim")
 
 
+class _Case(ProgressColumn):
+    """The last case the judge finished of the running rung, read again only when the file grows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: tuple[Path, int, str] | None = None  # the file, its size and the rung read
+        self.said = ""
+
+    def render(self, task: Task) -> Text:
+        path: Path | None = task.fields.get("progress_file")
+        rung: str = task.fields.get("rung", "")
+        try:
+            key = (path, path.stat().st_size, rung) if path else None
+        except OSError:
+            return Text("")
+        if key is None:
+            return Text("")
+        if key != self.seen:
+            self.seen, self.said = key, _last_case(key[0], rung)
+        return Text(self.said, style="cyan")
+
+
+def _last_case(path: Path, rung: str) -> str:
+    for line in reversed(path.read_text(errors="replace").splitlines()):
+        try:
+            case = json.loads(line)
+        except ValueError:
+            continue  # a line the judge is still writing
+        return f"case {case['done']}/{case['total']} {case['case']}" if case.get("rung") == rung else ""
+    return ""
+
+
 class Climbing:
     """The live line of one `rung check` over `solutions`; a no-op where `console` is no terminal."""
 
-    def __init__(self, console: Console, solutions: list[Path]) -> None:
+    def __init__(self, console: Console, solutions: list[Path], runs_dir: Path) -> None:
         self.solutions = solutions
+        self.runs_dir = runs_dir  # the store's runs/: each run's progress.jsonl
+        self.run_id: int | None = None
         self.done = 0
         self.started = time.monotonic()
         self.live = console.is_terminal
         self.bar = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
+            _Case(),
             TimeElapsedColumn(),
             _Countdown(),
             console=console,
@@ -91,14 +128,15 @@ class Climbing:
         if self.live:
             self.bar.stop()
 
-    def rung_done(self, rung: str) -> None:
-        """`rung` ended: the next one in the ladder starts."""
+    def rung_done(self, run_id: int, rung: str) -> None:
+        """`rung` of run `run_id` ended: the next one in the ladder starts."""
+        self.run_id = run_id
         names = [s.name for s in LADDER]
         following = names.index(rung) + 1
         self._show(names[following] if following < len(names) else "")
 
     def run_done(self) -> None:
-        self.done += 1
+        self.done, self.run_id = self.done + 1, None
         if self.done < len(self.solutions):
             self._show(LADDER[0].name)
 
@@ -109,7 +147,10 @@ class Climbing:
         self.bar.remove_task(self.task)
         where = f"[{self.done + 1}/{len(self.solutions)}] {self.solutions[self.done]}"
         limit = time_limit_s(rung) if rung else None
-        self.task = self.bar.add_task(f"{where}  {rung or 'storing the run'}", total=None, limit_s=limit)
+        cases = self.runs_dir / str(self.run_id) / "progress.jsonl" if self.run_id else None
+        self.task = self.bar.add_task(
+            f"{where}  {rung or 'storing the run'}", total=None, limit_s=limit, progress_file=cases, rung=rung
+        )
 
     @property
     def wall_s(self) -> float:

@@ -147,11 +147,6 @@ def resolve(flags: dict[str, str], start: Path) -> dict[str, Resolved]:
     }
 
 
-def typed(resolved: dict[str, Resolved]) -> _Typed:
-    """The resolved settings as one typed object (`typed(r).bench_max_s -> float`)."""
-    return Settings(**{field(n): r.value for n, r in resolved.items()})
-
-
 @contextmanager
 def exported(resolved: dict[str, Resolved]) -> Iterator[None]:
     """Put every value that is not its default into the environment as RUNG_*, for `knobs.get`
