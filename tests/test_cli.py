@@ -88,6 +88,33 @@ def test_check_with_no_solution_named_checks_every_one_under_solutions(tmp_path)
     assert empty.returncode == 2 and "no solution named, and no .py file under" in empty.stderr
 
 
+def test_workers_climb_at_once_with_the_same_verdicts_printed_in_order(tmp_path):
+    done = rung(
+        "--workers",
+        "2",
+        "check",
+        str(TINY),
+        str(SOL / "wrong_shape.py"),
+        str(SOL / "good.py"),
+        "-w",
+        str(tmp_path),
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    headers = [line.split()[0] for line in lines if not line.startswith((" ", "=="))]
+    assert headers == [str(SOL / "wrong_shape.py"), str(SOL / "good.py")]
+    verdicts = [line.split("(")[0].strip() for line in lines if line.startswith("  verdict:")]
+    assert verdicts == ["verdict: FAIL at run", "verdict: PASS"]
+    assert re.fullmatch(r"== 1 passed, 1 failed, 0 errors, 0 skipped in \d+\.\ds ==", lines[-1])
+    (tmp_path / "rung.toml").write_text('executor = "smoke-signals"\n')
+    bad = rung("check", str(TINY), str(SOL / "good.py"), cwd=tmp_path)
+    assert bad.returncode == 2
+    assert (
+        bad.stderr
+        == "rung: error: executor 'smoke-signals': local, ssh://[user@]host[:port] or ray[://address]\n"
+    )
+
+
 def test_bad_problem_exits_two_with_one_line(tmp_path):
     done = rung(
         "check", str(FIXTURES / "bad_problems" / "no_reference"), str(SOL / "good.py"), "-w", str(tmp_path)

@@ -77,3 +77,17 @@ def test_piped_output_draws_nothing_live():
         live.run_done()
     assert screen.getvalue() == ""
     assert progress.time_limit_s("correct") == 600  # the rung's own limit where RUNG_TIMEOUT_S is 0
+
+
+def test_the_live_line_of_candidates_climbing_at_once_counts_them_and_names_each_rung():
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=160)
+    a, b = _run(("load", Status.OK)), _run(("load", Status.OK), ("compile", Status.OK))
+    a.id, b.id = 1, 2
+    a.solution.path, b.solution = "x/a.py", Solution("x/b.py", "1" * 64)
+    with progress.ClimbingAtOnce(console, [Path("x/a.py"), Path("x/b.py")]) as live:
+        live.rung_done(a, "load")
+        live.rung_done(b, "compile")
+        assert live.bar.tasks[0].description == "[0/2 checked]  a.py: compile, b.py: run"
+        live.run_done(a)
+        assert live.bar.tasks[0].description == "[1/2 checked]  b.py: run"

@@ -129,6 +129,20 @@ def check(
     one summary line at the end. `rung problem PATH` shows what a problem holds (cases, input
     shapes, tolerance, cost model)."""
     paths = solutions or scaffold.solutions_of(problem)
+    at_once = knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0
+    with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
+        runs, wall_s = (_check_at_once if at_once else _check_one_by_one)(problem, paths, workspace, json_out)
+    if json_out:
+        print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
+    else:
+        out.print(progress.summary_line(runs, wall_s))
+    raise typer.Exit(0 if all(r.ok for r in runs) else 1)
+
+
+def _check_one_by_one(
+    problem: Path, paths: list[Path], workspace: Path | None, quiet: bool
+) -> tuple[list[Run], float]:
+    """Each solution in turn, its rung lines printed as each rung ends."""
     runs_dir = (workspace.resolve() if workspace else find_workspace()) / ".rung" / "runs"
     climbing = progress.Climbing(out, paths, runs_dir)
 
@@ -142,23 +156,37 @@ def check(
         out.print(render.verdict(run))
         climbing.run_done()
 
-    quiet = json_out
-    with (
-        knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext(),
-        contextlib.nullcontext() if quiet else climbing,
-    ):
-        runs = api.check(
+    if quiet:
+        return api.check(problem, paths, workspace), climbing.wall_s
+    with climbing:
+        return api.check(problem, paths, workspace, on_rung=rung_done, on_run=run_done), climbing.wall_s
+
+
+def _check_at_once(
+    problem: Path, paths: list[Path], workspace: Path | None, quiet: bool
+) -> tuple[list[Run], float]:
+    """The solutions climbing at once on RUNG_EXECUTOR's workers; a run printed whole as it ends
+    (in the order given), for rung lines of several runs would interleave."""
+    climbing = progress.ClimbingAtOnce(out, paths)
+
+    def run_done(run: Run) -> None:
+        render.print_run(out, run)
+        climbing.run_done(run)
+
+    executor, workers = str(knobs.get("RUNG_EXECUTOR")), int(knobs.get("RUNG_WORKERS")) or None
+    if quiet:
+        return api.check_many(problem, paths, executor, workers, workspace), climbing.wall_s
+    with climbing:
+        runs = api.check_many(
             problem,
             paths,
+            executor,
+            workers,
             workspace,
-            on_rung=None if quiet else rung_done,
-            on_run=None if quiet else run_done,
+            on_rung=lambda run, result: climbing.rung_done(run, result.name),
+            on_run=run_done,
         )
-    if json_out:
-        print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, climbing.wall_s)}))
-    else:
-        out.print(progress.summary_line(runs, climbing.wall_s))
-    raise typer.Exit(0 if all(r.ok for r in runs) else 1)
+    return runs, climbing.wall_s
 
 
 @app.command()

@@ -112,6 +112,18 @@ KNOBS: dict[str, Knob] = {
             "extra comma-separated variable names kept from judges and solution processes",
         ),
         Knob("RUNG_KEEP_STDERR_LINES", int, 20, "lines of a judge's stderr kept in a crash message"),
+        Knob(
+            "RUNG_EXECUTOR",
+            str,
+            "local",
+            "where rung check climbs candidates at once: local, ssh://[user@]host[:port] (comma-separated), ray or ray://address",
+        ),
+        Knob(
+            "RUNG_WORKERS",
+            int,
+            0,
+            "candidates climbing at once (N workers); 0: one by one, unless RUNG_EXECUTOR names another executor (its own default: local, one per visible GPU)",
+        ),
     ]
 }
 

@@ -155,3 +155,53 @@ class Climbing:
     @property
     def wall_s(self) -> float:
         return time.monotonic() - self.started
+
+
+class ClimbingAtOnce:
+    """The live line of a check whose candidates climb at once (an executor): how many are
+    checked, and the rung each running one is at; a no-op where `console` is no terminal."""
+
+    def __init__(self, console: Console, solutions: list[Path]) -> None:
+        self.total = len(solutions)
+        self.done = 0
+        self.at: dict[int, str] = {}  # run id -> 'name: rung running'
+        self.started = time.monotonic()
+        self.live = console.is_terminal
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self.task = self.bar.add_task(self._line(), total=None)
+
+    def __enter__(self) -> ClimbingAtOnce:
+        if self.live:
+            self.bar.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.live:
+            self.bar.stop()
+
+    def rung_done(self, run: Run, rung: str) -> None:
+        names = [s.name for s in LADDER]
+        following = names.index(rung) + 1 if rung in names else len(names)
+        upcoming = names[following] if following < len(names) else "storing the run"
+        self.at[run.id] = f"{Path(run.solution.path).name}: {upcoming}"
+        self.bar.update(self.task, description=self._line())
+
+    def run_done(self, run: Run) -> None:
+        self.done += 1
+        self.at.pop(run.id, None)
+        self.bar.update(self.task, description=self._line())
+
+    def _line(self) -> str:
+        return f"[{self.done}/{self.total} checked]  " + ", ".join(self.at.values())
+
+    @property
+    def wall_s(self) -> float:
+        return time.monotonic() - self.started
