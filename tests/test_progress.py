@@ -91,3 +91,14 @@ def test_the_live_line_of_candidates_climbing_at_once_counts_them_and_names_each
         assert live.bar.tasks[0].description == "[0/2 checked]  a.py: compile, b.py: run"
         live.run_done(a)
         assert live.bar.tasks[0].description == "[1/2 checked]  b.py: run"
+
+
+def test_waiting_spins_on_a_terminal_and_says_it_once_elsewhere():
+    screen = io.StringIO()
+    with progress.waiting(Console(file=screen, force_terminal=True, width=100), "a judge reads p"):
+        pass
+    assert "a judge reads p" in screen.getvalue() and "0:00:00" in screen.getvalue()
+    piped = io.StringIO()
+    with progress.waiting(Console(file=piped, width=100), "a judge reads p"):
+        pass
+    assert piped.getvalue() == "a judge reads p\n"

@@ -329,19 +329,16 @@ def optimize(
 @app.command()
 def device(
     json_out: JsonOpt = False,
-    workspace: WorkspaceOpt = None,
+    workspace: ReadWorkspaceOpt = None,
     remeasure: Annotated[
         bool, typer.Option("--remeasure", help="Measure again, ignoring the cache.")
     ] = False,
 ) -> None:
     """This machine's GPU and its measured ceilings beside the datasheet (measured once, then
     cached), and what this kernel offers to confine solution processes."""
-    if not json_out:
-        err.print(
-            "asking a judge process about this machine (a GPU's ceilings are measured once: about a minute)",
-            style="dim",
-        )
-    dev = api.device(workspace, remeasure)
+    asking = "asking a judge process about this machine (a GPU's ceilings are measured once: about a minute)"
+    with contextlib.nullcontext() if json_out else progress.waiting(err, asking):
+        dev = api.device(workspace, remeasure)
     confinement = confine.probe()
     if json_out:
         print(dumps({"schema": SCHEMA, "device": dev, "confinement": confinement}))
@@ -442,10 +439,11 @@ def diff(
 def problem(
     path: Annotated[Path, typer.Argument(help="Problem folder or KernelBench file.")],
     json_out: JsonOpt = False,
-    workspace: WorkspaceOpt = None,
+    workspace: ReadWorkspaceOpt = None,
 ) -> None:
     """What a problem holds: its test and benchmark cases, tolerance and cost model."""
-    spec = api.problem(path, workspace)
+    with contextlib.nullcontext() if json_out else progress.waiting(err, f"a judge reads {path}"):
+        spec = api.problem(path, workspace)
     if json_out:
         print(dumps(views.problem_doc(spec)))
         return

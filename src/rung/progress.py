@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -205,3 +207,17 @@ class ClimbingAtOnce:
     @property
     def wall_s(self) -> float:
         return time.monotonic() - self.started
+
+
+@contextmanager
+def waiting(console: Console, what: str) -> Iterator[None]:
+    """A spinner with the elapsed time while a judge answers (a problem read, a GPU measured), on
+    a terminal; elsewhere `what` once, as a dim line."""
+    if not console.is_terminal:
+        console.print(what, style="dim", markup=False)
+        yield
+        return
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        bar.add_task(what, total=None)
+        yield
