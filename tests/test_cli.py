@@ -272,3 +272,17 @@ def test_device_says_what_this_kernel_offers_to_confine_solutions(tmp_path):
     offered = json.loads(done.stdout)["confinement"]
     assert set(offered) >= {"landlock_abi", "filesystem", "ptrace", "signals", "subreaper"}
     assert all(v == "yes" or v.startswith("no: ") for k, v in offered.items() if k != "landlock_abi")
+
+
+def test_shell_completion_completes_commands_and_setting_flags(tmp_path):
+    script = str(Path(sys.executable).parent / "rung")
+    shown = subprocess.run([script, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "_RUNG_COMPLETE=complete_bash" in shown.stdout
+
+    def complete(words: str) -> list[str]:
+        env = {**os.environ, "_RUNG_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": "1"}
+        done = subprocess.run([script], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+        return done.stdout.split()
+
+    assert complete("rung ca") == ["cache"]
+    assert complete("rung --tri") == ["--trials"]
