@@ -122,7 +122,7 @@ KNOBS: dict[str, Knob] = {
             "RUNG_WORKERS",
             int,
             0,
-            "candidates climbing at once (N workers); 0: one by one, unless RUNG_EXECUTOR names another executor (its own default: local, one per visible GPU)",
+            "candidates climbing at once: N workers (local: at most one per visible GPU, N on the CPU); 0: one by one with the local executor, the executor's own number with another",
         ),
     ]
 }
