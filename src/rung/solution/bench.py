@@ -60,6 +60,7 @@ class Snapshots:
 
 def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, Any]:
     waited = warmup.wait() if warmup is not None else {}
+    torch.cuda.empty_cache()  # what earlier rungs and cases left cached: the other process may need it
     sets = [harness.inputs(tree) for tree in params["sets"]]
     fn = harness.entry
     snapshots = Snapshots(harness, params["slots"], len(sets))

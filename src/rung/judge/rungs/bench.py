@@ -107,6 +107,9 @@ def _case(
         slot_ids.append(ids)
         slots.append(views)
     wall.lap("check")
+    # What the judge's allocator holds but no longer uses (earlier cases, float64 references) is
+    # memory the solution process cannot have: on an 80 GB GPU a 4 GiB case ran out of it.
+    torch.cuda.empty_cache()
     trace = session.run_dir / "solution" / "bench" / f"case{index}.trace.json"
     trace.parent.mkdir(parents=True, exist_ok=True)
     before = Reading.start()  # nvidia-smi samples while the solution warms up
