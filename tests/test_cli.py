@@ -109,9 +109,8 @@ def test_workers_climb_at_once_with_the_same_verdicts_printed_in_order(tmp_path)
     (tmp_path / "rung.toml").write_text('executor = "smoke-signals"\n')
     bad = rung("check", str(TINY), str(SOL / "good.py"), cwd=tmp_path)
     assert bad.returncode == 2
-    assert (
-        bad.stderr
-        == "rung: error: executor 'smoke-signals': local, ssh://[user@]host[:port] or ray[://address]\n"
+    assert bad.stderr.startswith(
+        f"rung: error: {tmp_path / 'rung.toml'}: executor = 'smoke-signals': not valid here"
     )
 
 
@@ -239,8 +238,9 @@ def test_rung_skip_leaves_rungs_out_saying_so(tmp_path, climb):
         timeout=300,
         env={**os.environ, "RUNG_SKIP": "profiel"},
     )
-    assert done.returncode == 2 and "RUNG_SKIP names profiel: not a rung" in done.stderr
-    assert json.loads(rung("history", str(TINY), "--json", "-w", str(tmp_path)).stdout)["runs"] == []
+    assert done.returncode == 2
+    assert done.stderr.startswith("rung: error: environment RUNG_SKIP: skip = 'profiel': not valid here")
+    assert not (tmp_path / ".rung").exists()  # refused before anything ran or was stored
 
 
 def test_read_only_commands_in_an_empty_folder_create_nothing_and_say_where_they_looked(tmp_path):

@@ -80,9 +80,37 @@ def test_the_nearest_project_file_upwards_is_read_and_rung_toml_comes_first(tmp_
             "rung.toml: bench_max_s = [1]: Input should be a valid number",
         ),
         ([], {}, {"rung.toml": "trails = 3\n"}, "rung.toml: unknown setting 'trails'"),
+        (
+            [],
+            {"RUNG_BASELINE": "compil"},
+            {},
+            "environment RUNG_BASELINE: baseline = 'compil': not valid here: baseline timed beside the reference",
+        ),
+        (
+            ["--skip", "profile,profiel"],
+            {},
+            {},
+            "flag --skip: skip = 'profile,profiel': not valid here: comma-separated rungs",
+        ),
+        (
+            [],
+            {},
+            {"rung.toml": 'executor = "smoke"\n'},
+            "rung.toml: executor = 'smoke': not valid here: where rung check",
+        ),
         ([], {}, {"rung.toml": "trials = \n"}, "rung.toml: not readable as TOML"),
     ],
-    ids=["flag", "environment", "pyproject", "rung.toml", "unknown-key", "not-toml"],
+    ids=[
+        "flag",
+        "environment",
+        "pyproject",
+        "rung.toml",
+        "unknown-key",
+        "baseline",
+        "skip",
+        "executor",
+        "not-toml",
+    ],
 )
 def test_a_bad_value_from_any_source_is_one_usage_line_naming_setting_and_source(
     tmp_path, args, env, files, says

@@ -18,6 +18,8 @@ from typing import Any
 
 import platformdirs
 
+from rung.ladder import LADDER
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -25,6 +27,10 @@ class Knob:
     type: type
     default: Any
     help: str
+    pattern: str = ""  # what a text value must match, checked where settings are resolved
+
+
+_RUNG = "|".join(spec.name for spec in LADDER)
 
 
 KNOBS: dict[str, Knob] = {
@@ -78,6 +84,7 @@ KNOBS: dict[str, Knob] = {
             str,
             "compile",
             "baseline timed beside the reference: 'compile' (torch.compile) or 'none'",
+            pattern=r"^(compile|none)$",
         ),
         Knob("RUNG_ROOFLINE_TARGET", float, 0.9, "fraction of the roofline counted as 'at roofline'"),
         Knob(
@@ -92,12 +99,13 @@ KNOBS: dict[str, Knob] = {
             1,
             "1: time the reference and the baseline once per problem, case and GPU, reused by later checks; 0: in every check",
         ),
-        Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for"),
+        Knob("RUNG_ARCH", str, "sm_90", "target the compile rung builds for", pattern=r"^sm_\d+[a-z]?$"),
         Knob(
             "RUNG_SKIP",
             str,
             "",
             "comma-separated rungs to leave out (SKIPPED, saying so), e.g. 'profile' while iterating",
+            pattern=rf"^\s*(({_RUNG})\s*(,\s*({_RUNG})\s*)*)?$",
         ),
         Knob(
             "RUNG_CONFINE",
@@ -117,6 +125,7 @@ KNOBS: dict[str, Knob] = {
             str,
             "local",
             "where rung check climbs candidates at once: local, ssh://[user@]host[:port] (comma-separated), ray or ray://address",
+            pattern=r"^(local|ray|ray://\S+|ssh://\S+)$",
         ),
         Knob(
             "RUNG_WORKERS",

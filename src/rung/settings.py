@@ -64,7 +64,10 @@ class _Typed(BaseSettings):
 Settings: type[_Typed] = create_model(
     "Settings",
     __base__=_Typed,
-    **{field(k.name): (k.type, Field(k.default, description=k.help)) for k in knobs.KNOBS.values()},  # type: ignore[call-overload]
+    **{
+        field(k.name): (k.type, Field(k.default, description=k.help, pattern=k.pattern or None))
+        for k in knobs.KNOBS.values()
+    },  # type: ignore[call-overload]
 )
 
 
@@ -125,7 +128,10 @@ def _checked(name: str, raw: Any, source: str) -> Any:
     try:
         return getattr(Settings(**{field(name): raw}), field(name))
     except ValidationError as e:
-        reason = e.errors()[0]["msg"]
+        error = e.errors()[0]
+        # A pattern is no help to a person: the knob's help says what the value may be.
+        mismatch = error["type"] == "string_pattern_mismatch"
+        reason = f"not valid here: {knobs.KNOBS[name].help}" if mismatch else error["msg"]
         raise UsageError(f"{source}: {field(name)} = {raw!r}: {reason}") from None
 
 
