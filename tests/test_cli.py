@@ -86,6 +86,10 @@ def test_check_with_no_solution_named_checks_every_one_under_solutions(tmp_path)
     assert 0 < summary["wall_s"] < 300
     empty = rung("check", str(FIXTURES / "bad_problems" / "no_reference"), "-w", str(tmp_path))
     assert empty.returncode == 2 and "no solution named, and no .py file under" in empty.stderr
+    kernelbench = rung("check", str(FIXTURES / "kernelbench" / "relu_large.py"), "-w", str(tmp_path))
+    assert (
+        kernelbench.returncode == 2 and "is a problem file: name the solutions to check" in kernelbench.stderr
+    )
 
 
 def test_workers_climb_at_once_with_the_same_verdicts_printed_in_order(tmp_path):

@@ -150,11 +150,13 @@ def init_workspace(folder: Path) -> list[Path]:
 
 
 def solutions_of(problem: Path) -> list[Path]:
-    """Every solution under the problem's `solutions/` folder, at any depth (correct/, wrong/, an
+    """Every solution under the problem folder's `solutions/`, at any depth (correct/, wrong/, an
     agent's own folder), in path order; a UsageError where there is none."""
     if not problem.exists():
         raise ProblemError(f"{problem}: no such folder or file")
-    folder = (problem if problem.is_dir() else problem.parent) / "solutions"
+    if not problem.is_dir():  # a KernelBench file: its folder's solutions/ may be any file's
+        raise UsageError(f"{problem} is a problem file: name the solutions to check")
+    folder = problem / "solutions"
     found = sorted(
         p for p in folder.rglob("*.py") if "__pycache__" not in p.parts and not p.name.startswith("_")
     )
