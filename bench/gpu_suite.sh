@@ -29,10 +29,12 @@ WORK=${WORK:-/tmp/rung-suite}
 OUT=$WORK/results
 CAP=${STAGE_CAP_S:-480}
 mkdir -p "$DEST" "$OUT"
+# Wheels carried in .whl (bench/device_wheels.sh) go into the image's Python: the judge and the
+# solution processes do not inherit PYTHONPATH's extra folders.
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl || exit 1
 fi
-export PYTHONPATH="$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export PYTHONPATH="$PWD/src:$PWD" PYTHONUNBUFFERED=1
 export RUNG_CACHE_DIR="$WORK/cache" RUNG_WORKSPACE="$WORK/ws" RUNG_BASELINE=none
 stages=${*:-tests examples ttv gpumode}
 capped() { timeout --kill-after=10 "$CAP" "$@"; }
