@@ -20,5 +20,5 @@ done
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${platforms[@]}" -d .whl \
   platformdirs pydantic pydantic-core pydantic-settings annotated-types typing-inspection python-dotenv \
-  typing-extensions
+  typing-extensions optuna colorlog
 ls .whl

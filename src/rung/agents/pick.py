@@ -35,7 +35,8 @@ def make_agent(name: str, options: AgentOptions) -> Agent:
 
         if options.start is None:
             raise UsageError("--agent tune needs --from SOLUTION: the version whose TUNE values it varies")
-        return TuneAgent(options.start.read_text(), budget=options.candidates)
+        study_dir = options.workspace / ".rung" / "tune" if options.workspace is not None else None
+        return TuneAgent(options.start.read_text(), budget=options.candidates, study_dir=study_dir)
     if name == "llm":
         from rung.agents.llm import LLMAgent
         from rung.agents.providers import LLMConfig, Provider
