@@ -6,7 +6,9 @@ until there are `--count` of them, all climbing the full ladder but profile (RUN
 Every configuration climbs the same batch into a fresh workspace, problems mixed in one queue;
 the figure is candidates / wall minutes of the whole batch, worker start and problem loading
 included. Verdicts must agree across configurations (the script says where they do not).
-Scaling efficiency is throughput on N / (N x throughput on 1).
+Scaling efficiency is throughput on N / (N x throughput on 1). On a shared machine, `--rounds R`
+climbs the configurations R times in turn and the table takes each one's best round (the one
+least slowed by others' work; every round is in the JSON, with the load average around it).
 
     python3 bench/throughput.py --workers 1 2 4 --ray 2 --count 32 --out docs/results/DATE/throughput
 """
@@ -54,6 +56,7 @@ def measure(name: str, executor: executors.Executor, pairs: list[tuple[Path, Pat
             store.close()
     row = {
         "config": name,
+        "load_1min_after": os.getloadavg()[0],
         "candidates": len(runs),
         "wall_s": round(wall_s, 1),
         "per_minute": round(len(runs) / wall_s * 60, 2),
@@ -82,35 +85,50 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="local worker counts")
     parser.add_argument("--ray", type=int, nargs="*", default=[], help="Ray task slots to try (local Ray)")
     parser.add_argument("--count", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=1, help="climb every configuration this many times")
     parser.add_argument("--out", type=Path, required=True, help="folder for throughput.json and .md")
     args = parser.parse_args()
     os.environ["RUNG_SKIP"] = "profile"
-    on_gpu = bool(visible_gpus())
+    on_gpu = bool(visible_gpus(os.environ))
     pairs = batch(args.count, on_gpu)
     rows = []
-    for n in args.workers:
-        rows.append({**measure(f"local x{n}", executors.from_spec("local", n), pairs), "workers": n})
+    for _ in range(args.rounds):
+        for n in args.workers:
+            rows.append({**measure(f"local x{n}", executors.from_spec("local", n), pairs), "workers": n})
     if args.ray:
         import ray
 
         ray.init(num_cpus=max(args.ray), include_dashboard=False, log_to_driver=False)
-        for n in args.ray:
-            rows.append({**measure(f"ray x{n}", executors.from_spec("ray", n), pairs), "workers": n})
+        for _ in range(args.rounds):
+            for n in args.ray:
+                rows.append({**measure(f"ray x{n}", executors.from_spec("ray", n), pairs), "workers": n})
         ray.shutdown()
-    one = next(r["per_minute"] for r in rows if r["workers"] == 1)
-    disagree = [r["config"] for r in rows if r["verdicts"] != rows[0]["verdicts"]]
+    best = {}
+    for r in rows:
+        if r["config"] not in best or r["per_minute"] > best[r["config"]]["per_minute"]:
+            best[r["config"]] = r
+    one = max(r["per_minute"] for r in rows if r["config"] == "local x1")
+    disagree = sorted({r["config"] for r in rows if r["verdicts"] != rows[0]["verdicts"]})
     doc = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "gpus": visible_gpus()},
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "gpus": visible_gpus(os.environ),
+        },
         "batch": [f"{p.name}/{s.parent.name}/{s.name}" for p, s in pairs],
+        "rounds": args.rounds,
         "rows": rows,
         "verdicts_agree": not disagree,
         "disagree": disagree,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "throughput.json").write_text(json.dumps(doc, indent=1))
-    (args.out / "throughput.md").write_text(table(rows, one))
-    print(table(rows, one) + ("verdicts agree" if not disagree else f"verdicts DISAGREE: {disagree}"))
+    (args.out / "throughput.md").write_text(table(list(best.values()), one))
+    print(
+        table(list(best.values()), one)
+        + ("verdicts agree" if not disagree else f"verdicts DISAGREE: {disagree}")
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 
 from rung.executors.stream import StreamSlot
 from rung.judge_process import worker_environment
@@ -17,9 +18,10 @@ from rung.judge_process import worker_environment
 WORKER = [sys.executable, "-m", "rung.executors.worker", "--die-with-parent"]
 
 
-def visible_gpus() -> list[str]:
-    """The GPUs a worker may be given, as CUDA_VISIBLE_DEVICES entries; [] on a CPU-only machine."""
-    pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
+def visible_gpus(environ: Mapping[str, str]) -> list[str]:
+    """The GPUs a worker may be given, as CUDA_VISIBLE_DEVICES entries of `environ` (this
+    process's environment; CUDA's variable, not a rung setting); [] on a CPU-only machine."""
+    pinned = environ.get("CUDA_VISIBLE_DEVICES")
     if pinned is not None:
         return [g.strip() for g in pinned.split(",") if g.strip() and g.strip() != "-1"]
     if shutil.which("nvidia-smi") is None:
@@ -38,7 +40,7 @@ class LocalExecutor:
         self.workers = workers
 
     def slots(self) -> list[StreamSlot]:
-        gpus = visible_gpus()
+        gpus = visible_gpus(os.environ)
         if gpus:
             # One solution process per GPU at a time: --workers can only ask for fewer.
             chosen = gpus[: self.workers] if self.workers else gpus

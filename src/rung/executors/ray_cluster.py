@@ -23,8 +23,17 @@ from rung.executors.wire import Job
 
 def climb_in_task(job_json: str) -> Iterator[str]:
     """The Ray task: a fresh worker for one job, its event lines yielded as they come."""
+    import ray
+
+    gpus = ",".join(str(g) for g in ray.get_gpu_ids())  # the GPU Ray gave this task, if any
     worker = subprocess.Popen(
-        [sys.executable, "-m", "rung.executors.worker", "--die-with-parent"],
+        [
+            sys.executable,
+            "-m",
+            "rung.executors.worker",
+            "--die-with-parent",
+            *(["--gpu", gpus] if gpus else []),
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -20,6 +20,8 @@ from rung import knobs
 
 # Settings that name this machine's folders mean nothing to a worker elsewhere.
 LOCAL_ONLY_SETTINGS = {"RUNG_WORKSPACE", "RUNG_CACHE_DIR"}
+# Settings of the controller's batch, not of a climb: a worker climbs one job at a time.
+BATCH_SETTINGS = {"RUNG_EXECUTOR", "RUNG_WORKERS"}
 
 
 @dataclass
@@ -58,7 +60,7 @@ class Job:
 def settings_to_send(environ: dict[str, str], remote: bool) -> dict[str, str]:
     """The RUNG_* settings set here that a worker should climb with (never a secret)."""
     secret = knobs.secret_names(environ)
-    skip = secret | (LOCAL_ONLY_SETTINGS if remote else {"RUNG_WORKSPACE"})
+    skip = secret | BATCH_SETTINGS | (LOCAL_ONLY_SETTINGS if remote else {"RUNG_WORKSPACE"})
     return {n: v for n, v in environ.items() if n in knobs.KNOBS and n not in skip and v != ""}
 
 

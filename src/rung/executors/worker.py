@@ -75,10 +75,8 @@ class Worker:
 
     def __init__(self, home: Path, out: IO[str], gpu: str) -> None:
         self.home, self.out = home, out
-        self.where = {
-            "host": socket.gethostname(),
-            "gpu": gpu or os.environ.get("CUDA_VISIBLE_DEVICES", "all"),
-        }
+        # gpu: the CUDA_VISIBLE_DEVICES entry this worker was given; "" where it was given none.
+        self.where = {"host": socket.gethostname(), "gpu": gpu}
         self.problems: dict[str, tuple[Problem, Device]] = {}
 
     def problem(self, job: Job) -> tuple[Problem, Device]:
@@ -118,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.die_with_parent:
         confine.die_with_parent()
     if args.gpu:
-        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu
+        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu  # before any judge starts: they inherit it
     # Events own the real stdout; anything else printed goes to stderr, off the wire.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
