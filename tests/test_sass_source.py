@@ -34,6 +34,7 @@ def test_triton_sass_comes_under_the_solutions_own_lines(dumped):
     dump = rung_of(dumped, "dump")
     assert dump.status == Status.OK, dump.message
     (text_file,) = [Path(a) for a in dump.artifacts if a.endswith(".sass_src.txt")]
+    assert text_file.parent.parent.name == str(dumped.id)  # <run>/dump/: not the solution's scratch
     text = text_file.read_text()
     source = (VECTOR_ADD / "solutions" / "correct" / "tuned.py").read_text().splitlines()
     load = next(i + 1 for i, line in enumerate(source) if "tl.load(" in line)

@@ -52,7 +52,8 @@ def dump(results: dict[str, RungResult], device: Device) -> RungResult:
     if not sass_files:
         return RungResult("dump", Status.SKIPPED, "the compile rung kept no SASS")
     per_kernel = {p.stem: facts(p.read_text()) for p in sass_files}
-    out = sass_files[0].parent.parent / "dump" / "facts.json"
+    # <run>/dump/, written here in the controller, not in the solution process's scratch folder
+    out = sass_files[0].parents[2] / "dump" / "facts.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     with_source = _with_source(sass_files, out.parent, per_kernel)
     out.write_text(json.dumps(per_kernel, indent=1))
