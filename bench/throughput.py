@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import platform
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -49,9 +50,11 @@ def measure(name: str, executor: executors.Executor, pairs: list[tuple[Path, Pat
         store = Store(Path(workspace))
         try:
             load_before = os.getloadavg()[0]
+            cpu_before = _children_cpu_s()
             began = time.perf_counter()
             runs = executors.check_pairs(store, executor, pairs)
             wall_s = time.perf_counter() - began
+            cpu_s = _children_cpu_s() - cpu_before
         finally:
             store.close()
     row = {
@@ -61,21 +64,36 @@ def measure(name: str, executor: executors.Executor, pairs: list[tuple[Path, Pat
         "wall_s": round(wall_s, 1),
         "per_minute": round(len(runs) / wall_s * 60, 2),
         "load_1min_before": load_before,
+        # CPU seconds of the local workers and everything they waited for (judges, solution
+        # processes; Ray's workers are not ours to count): cores_used well under the workers
+        # asked for means the batch was short of CPU, e.g. others' work on a shared machine.
+        "cpu_s": round(cpu_s, 1),
+        "cores_used": round(cpu_s / wall_s, 2),
         "verdicts": [r.verdict for r in runs],
     }
     print(f"{name}: {row['candidates']} candidates in {row['wall_s']} s, {row['per_minute']}/min", flush=True)
     return row
 
 
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cores(row: dict[str, Any]) -> str:
+    """Cores the batch kept busy on average; not counted through Ray (its workers are not ours)."""
+    return "-" if row["config"].startswith("ray") or "cores_used" not in row else str(row["cores_used"])
+
+
 def table(rows: list[dict[str, Any]], one: float) -> str:
     lines = [
-        "| config | workers | candidates | wall s | per minute | speedup | efficiency |",
-        "|---" * 7 + "|",
+        "| config | workers | candidates | wall s | per minute | speedup | efficiency | cores used |",
+        "|---" * 8 + "|",
     ]
     for r in rows:
         lines.append(
             f"| {r['config']} | {r['workers']} | {r['candidates']} | {r['wall_s']} | {r['per_minute']} |"
-            f" {r['per_minute'] / one:.2f}x | {r['per_minute'] / one / r['workers']:.2f} |"
+            f" {r['per_minute'] / one:.2f}x | {r['per_minute'] / one / r['workers']:.2f} | {cores(r)} |"
         )
     return "\n".join(lines) + "\n"
 
