@@ -5,12 +5,13 @@
 # (bench/before_after.py); time to verdict with and without kept reference timings (bench/ttv.py).
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl 2>&1 | tail -2
+cd .snap  # HEAD as committed (git archive), not the shared working tree
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p /tmp/r
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee /tmp/r/gpu.txt
 timeout 200 python3 bench/capture_artifacts.py --out /tmp/r/artifacts 2>&1 | tail -8
 tar czf "$OUT/artifacts.tar.gz" -C /tmp/r artifacts
-timeout 200 python3 bench/before_after.py --old .old/src --out /tmp/r/before_after.json > /tmp/r/before_after.md 2>&1
+timeout 200 python3 bench/before_after.py --old ../.old/src --out /tmp/r/before_after.json > /tmp/r/before_after.md 2>&1
 tail -22 /tmp/r/before_after.md
 timeout 150 python3 bench/ttv.py --variants kept,fresh --climbs 3 --out /tmp/r/ttv.json 2>&1 | tee /tmp/r/ttv.log | tail -12
 cp /tmp/r/gpu.txt /tmp/r/before_after.* /tmp/r/ttv.* "$OUT/"
