@@ -32,3 +32,49 @@ def test_nothing_but_knobs_reads_the_environment():
         ):
             offenders.append(path.name)
     assert offenders == []
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def broken_links(path):
+    """The relative links in one Markdown file whose file, or whose #anchor in it, is missing."""
+    broken = []
+    for target in LINK.findall(path.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            broken.append(target)
+        elif anchor and dest.suffix == ".md":
+            headings = re.findall(r"^#+ (.+)$", dest.read_text(), re.M)
+            if anchor not in {_anchor(h) for h in headings}:
+                broken.append(target)
+    return broken
+
+
+def test_every_relative_link_in_the_docs_resolves():
+    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    assert {str(p.relative_to(ROOT)): broken_links(p) for p in pages if broken_links(p)} == {}
+
+
+def test_a_missing_file_or_anchor_is_a_broken_link(tmp_path):
+    (tmp_path / "there.md").write_text("# A heading\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[ok](there.md#a-heading) [gone](missing.md) [no](there.md#nope) [web](https://x.org/y)\n"
+    )
+    assert broken_links(page) == ["missing.md", "there.md#nope"]
+
+
+def test_benchmarks_links_every_results_notes_page():
+    benchmarks = ROOT / "docs" / "BENCHMARKS.md"
+    linked = {(benchmarks.parent / t).resolve() for t in LINK.findall(benchmarks.read_text())}
+    notes = set((ROOT / "docs" / "results").rglob("NOTES.md"))
+    assert notes and notes <= linked, sorted(str(n) for n in notes - linked)
