@@ -15,3 +15,5 @@ timeout 200 python3 bench/before_after.py --old ../.old/src --out /tmp/r/before_
 tail -22 /tmp/r/before_after.md
 timeout 150 python3 bench/ttv.py --variants kept,fresh --climbs 3 --out /tmp/r/ttv.json 2>&1 | tee /tmp/r/ttv.log | tail -12
 cp /tmp/r/gpu.txt /tmp/r/before_after.* /tmp/r/ttv.* "$OUT/"
+timeout 120 python3 bench/ttv_phases.py --problem problems/vector_add --out /tmp/r/ttv_phases.json 2>&1 | tail -8
+cp /tmp/r/ttv_phases.json "$OUT/"
