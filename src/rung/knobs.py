@@ -133,6 +133,12 @@ KNOBS: dict[str, Knob] = {
             0,
             "candidates climbing at once: N workers (local: at most one per visible GPU, N on the CPU); 0: one by one with the local executor, the executor's own number with another",
         ),
+        Knob(
+            "RUNG_REPAIR_TURNS",
+            int,
+            3,
+            "rounds rung optimize gives the agent to make a failing starting version pass; 0 stops at once",
+        ),
     ]
 }
 

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from rung import api, mcp_resources, views
+from rung.artifact_pages import MAX_ARTIFACT_BYTES, read_page
 from rung.errors import RungError, UsageError
-from rung.spec import SCHEMA, Run, dumps
+from rung.spec import Run, dumps
 from rung.store import find_workspace
 
 try:
@@ -46,7 +47,6 @@ try:
 except ImportError:
     raise UsageError("rung mcp needs the mcp package: pip install 'rung[mcp]'") from None
 
-MAX_ARTIFACT_BYTES = 200_000  # the largest page read_artifact returns
 HISTORY_PAGE = 20  # versions per history page unless asked for more
 MAX_HISTORY_PAGE = 200
 
@@ -179,7 +179,7 @@ def build(workspace: Path) -> MCPServer:
         `total_bytes` and `next_offset` (null at the end; pass it as `offset` for the next page).
         `offset` and `length` are bytes, `length` at most 200000. Paths outside the workspace are
         refused."""
-        return dumps(_read_inside(root, path, offset, length))
+        return dumps(read_page(root, path, offset, length))
 
     mcp_resources.add(server, root)
     return server
@@ -187,50 +187,6 @@ def build(workspace: Path) -> MCPServer:
 
 def _result(text: str, failed: bool) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=failed)
-
-
-def _read_inside(root: Path, path: str, offset: int, length: int) -> dict[str, Any]:
-    """`length` bytes of `path` from `offset`, ended early at a character's start so no UTF-8
-    character is split between pages."""
-    target = (root / path).resolve()
-    if not target.is_relative_to(root):
-        raise UsageError(f"{path}: outside the workspace {root}; only files inside it can be read")
-    if not target.is_file():
-        raise UsageError(f"{path}: no such file in the workspace {root}")
-    if offset < 0 or not 0 < length <= MAX_ARTIFACT_BYTES:
-        raise UsageError(f"{path}: read from offset >= 0, 1 to {MAX_ARTIFACT_BYTES} bytes at a time")
-    size = target.stat().st_size
-    with target.open("rb") as f:
-        f.seek(offset)
-        data = f.read(length)
-    if b"\0" in data:
-        raise UsageError(f"{path}: a binary file ({size} bytes); read its text forms (PTX, SASS) instead")
-    end = offset + len(data)
-    if end < size:
-        data = _whole_characters(data)
-        end = offset + len(data)
-    return {
-        "schema": SCHEMA,
-        "path": path,
-        "offset": offset,
-        "length": len(data),
-        "total_bytes": size,
-        "next_offset": end if end < size else None,
-        "text": data.decode(errors="replace"),
-    }
-
-
-def _whole_characters(data: bytes) -> bytes:
-    """`data` less the start of a UTF-8 character cut at its end (1 to 3 bytes), where that is
-    what keeps it from decoding; as it is otherwise."""
-    for cut in range(4):
-        page = data[: len(data) - cut]
-        try:
-            page.decode()
-            return page
-        except UnicodeDecodeError:
-            continue
-    return data
 
 
 def serve(workspace: Path | None) -> None:

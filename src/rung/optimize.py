@@ -1,19 +1,28 @@
 """The optimize loop: propose, climb the ladder, keep the best, until a stop rule says enough.
 
 Each round an agent proposes up to `parallel` versions of the best so far; each is written to
-`.rung/versions/<problem>/`, stored with its parent, the prompt and reply that produced it, its
-tokens and cost, and climbs the whole ladder as soon as it arrives (an LLM's other replies are
-still being written meanwhile). Climbs run one at a time: a GPU shared by two timings times
-neither. A version counts only if it passes every rung that ran; it replaces the best only if
-its benchmark time (geometric mean of the case medians) is lower by more than twice the measured
-noise. A proposal with no solution (a reply without one, a timeout), or with the very source of a
-version already climbed in this loop, is a failed candidate with the reason.
+`.rung/versions/<problem>/`, stored with its parent, the prompt and reply that produced it, the
+tools the agent called on the way, the hints it was shown, its tokens, cost and seconds. With one
+candidate a round, it climbs in this process as soon as it arrives. With several, they climb at
+once on the executor's workers (one per GPU; on the CPU, one interpreter worker per candidate
+unless RUNG_WORKERS says otherwise), the same judges and verdicts as one by one. A version counts
+only if it passes every rung that ran; it replaces the best only if its benchmark time
+(geometric mean of the case medians) is lower by more than twice the measured noise. A proposal
+with no solution (a reply without one, a timeout), with the very source of a version already
+climbed in this loop, or in another language than the one pinned, is a failed candidate with
+the reason. A version the agent already checked in full with its tools is not climbed again.
+
+A starting version that fails is repaired first: for up to `repair_turns` rounds the agent is
+shown it, its failed rung's message and figures, and asked to make it pass; the first passing
+version becomes the best and the loop goes on from it.
 
 Stop rules, checked between rounds: the roofline target reached, the agent out of proposals,
-the budgets (rounds, wall time, tokens, money), a plateau (`plateau` rounds without a gain), or
-the person (interactive mode: after each round they see the best and may add a hint, accept or
-stop). Where nothing can be timed (no GPU), no version can beat another, so the best stays the
-first correct one and the loop says so. Without `start`, it resumes from the best stored version.
+the budgets (rounds, wall time, tokens, money), a plateau (`plateau` rounds without a gain),
+repair turns spent, or the person (interactive mode: after each round they see the best and may
+add a hint, accept or stop). Between rounds the loop also reads the person's hints and pause
+marker (rung.steer). Where nothing can be timed (no GPU), no version can beat another, so the
+best stays the first correct one and the loop says so. Without `start`, it resumes from the
+best stored version.
 
 Every step is an event (a dict with "event"), for a progress display or JSON lines. The loop's
 own overhead, a round's wall time less the time spent waiting for the agent and climbing, is
@@ -25,18 +34,22 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rung import runner
-from rung.agents import Agent, LoopState, Proposal, Tried
+from rung import executors, knobs, runner
+from rung.agents import Agent, LoopState, Proposal, Tried, idioms
 from rung.errors import UsageError
-from rung.spec import Run, Status
+from rung.spec import Device, Problem, Run, Status
 from rung.stats import geomean
+from rung.steer import Steering
 from rung.store import Store
 
 OnEvent = Callable[[dict[str, Any]], None]
+PAUSE_POLL_S = 0.5
+TAKEN = -1  # a source proposed this round and not climbed yet: its twin is refused too
 
 
 @dataclass
@@ -54,6 +67,7 @@ class Spent:
     tokens: int = 0
     usd: float = 0.0
     overhead_s: float = 0.0  # the loop's own time: rounds less agent waits and climbs
+    paused_s: float = 0.0  # held by the person (rung hint --pause); not spent wall time
 
     def left(self, budget: Budget) -> dict[str, Any]:
         left: dict[str, Any] = {"rounds": budget.rounds - self.rounds}
@@ -88,6 +102,17 @@ class Outcome:
     spent: Spent = field(default_factory=Spent)
 
 
+@dataclass
+class Rules:
+    """How the loop runs and when it stops, besides the budget."""
+
+    parallel: int = 1
+    target: float = 0.9
+    plateau: int = 3
+    repair_turns: int = 3  # rounds to make a failing start pass before giving up
+    backend: str = ""  # the kernel language the person pinned; "" for any
+
+
 def score(run: Run) -> tuple[float, float] | None:
     """(geometric-mean median in ms, relative noise) of a passing, timed run; None otherwise."""
     bench = next((r for r in run.rungs if r.name == "bench"), None)
@@ -116,6 +141,338 @@ def gpu_seconds(run: Run) -> float:
     return sum(r.seconds for r in run.rungs if r.name not in ("compile", "roofline", "dump"))
 
 
+def resumable(run: Run) -> bool:
+    """A stored run to resume from: one that finished and passed. Not one killed halfway or still
+    climbing (no `finished`), nor one a person stopped (an INTERRUPTED rung: never PASS)."""
+    return run.finished is not None and run.verdict == "PASS"
+
+
+def optimize(
+    store: Store,
+    problem_dir: Path,
+    agent: Agent,
+    start: Path | Run | None = None,
+    budget: Budget | None = None,
+    parallel: int = 1,
+    target: float = 0.9,
+    plateau: int = 3,
+    hints: list[str] | None = None,
+    on_event: OnEvent | None = None,
+    ask: Ask | None = None,
+    rules: Rules | None = None,
+) -> Outcome:
+    """Run the loop on `problem_dir` from `start` (a solution file, a stored run, or None for the
+    best stored version); `rules`, where given, replaces parallel, target and plateau."""
+    rules = rules or Rules(parallel, target, plateau)
+    loop = Loop(store, problem_dir, agent, budget or Budget(), rules, on_event, ask)
+    return loop.run(start, hints or [])
+
+
+def _start(store: Store, problem: Any, device: Any, start: Path | Run | None, emit: OnEvent) -> Run:
+    """The version the loop starts from: a stored run as it is, a file climbed now, or the best
+    stored version that finished and passed."""
+    if isinstance(start, Run):
+        emit({"event": "start", "run": start.id, "path": start.solution.path, "verdict": start.verdict})
+        return start
+    if start is not None:
+        first = runner.climb(store, problem, device, start)
+        emit({"event": "start", "run": first.id, "path": str(start), "verdict": first.verdict})
+        return first
+    passing = [r for r in store.runs(problem.name) if resumable(r)]
+    if not passing:
+        raise UsageError(
+            f"no passing version of {problem.name} in this workspace to resume from: pass --from"
+        )
+    timed = [r for r in passing if score(r) is not None]
+    best = min(timed, key=lambda r: score(r)[0]) if timed else passing[0]  # type: ignore[index]
+    emit({"event": "resume", "run": best.id, "path": best.solution.path})
+    return best
+
+
+class Loop:
+    """One optimize run: its state between rounds, and the rounds."""
+
+    def __init__(
+        self,
+        store: Store,
+        problem_dir: Path,
+        agent: Agent,
+        budget: Budget,
+        rules: Rules,
+        on_event: OnEvent | None,
+        ask: Ask | None,
+    ) -> None:
+        self.store, self.agent, self.budget, self.rules, self.ask = store, agent, budget, rules, ask
+        self.emit: OnEvent = on_event or (lambda event: None)
+        self.problem: Problem
+        self.device: Device
+        self.problem, self.device = runner.describe(problem_dir, store.root / "scratch")
+        self.steering = Steering(store.root.parent, self.problem.name)
+        self.began = time.monotonic()
+        self.stale = 0  # rounds in a row without a gain
+        self.improved = False  # whether the round in progress found a better version
+        self.climbed: dict[str, int] = {}  # source hash -> run: no source climbs twice
+
+    def run(self, start: Path | Run | None, hints: list[str]) -> Outcome:
+        first = _start(self.store, self.problem, self.device, start, self.emit)
+        self.state = LoopState(
+            self.problem,
+            self.device,
+            Tried(first, self.store.source(first.solution.sha256)),
+            hints=list(hints),
+            backend=self.rules.backend,
+            workspace=self.store.root.parent,
+        )
+        self.state.versions.mkdir(parents=True, exist_ok=True)
+        self.outcome = Outcome(first, "", 0)
+        self.climbed[first.solution.sha256] = first.id
+        self._take_hints()
+        reason = self._begin_repair() if not first.ok else ""
+        while not reason:
+            reason = self._stop_reason() or self._round()
+        return self._finish(reason)
+
+    def _begin_repair(self) -> str:
+        """'' when the failing start is to be repaired; the reason to stop where it is not."""
+        if self.rules.repair_turns < 1:
+            return f"the starting version does not pass ({self.state.best.run.verdict})"
+        self.state.repairing = True
+        self.emit(
+            {"event": "repairing", "run": self.state.best.run.id, "verdict": self.state.best.run.verdict}
+        )
+        return ""
+
+    def _stop_reason(self) -> str:
+        """Why the loop ends before the next round ('' to go on), after a pause the person asked."""
+        self._hold_while_paused()
+        self._take_hints()
+        spent = self.outcome.spent
+        spent.wall_s = time.monotonic() - self.began - spent.paused_s
+        if self.state.repairing and spent.rounds >= self.rules.repair_turns:
+            return f"the starting version still fails after {self.rules.repair_turns} repair round(s)"
+        pct = roofline_pct(self.state.best.run)
+        if pct is not None and pct >= self.rules.target:
+            return f"at roofline: {pct:.0%} >= {self.rules.target:.0%}"
+        return _budget_reason(self.budget, spent)
+
+    def _hold_while_paused(self) -> None:
+        if not self.steering.paused:
+            return
+        held = time.monotonic()
+        self.emit({"event": "paused", "round": self.outcome.spent.rounds})
+        while self.steering.paused:
+            time.sleep(PAUSE_POLL_S)
+        self.outcome.spent.paused_s += time.monotonic() - held
+        self.emit({"event": "resumed", "paused_s": round(time.monotonic() - held, 1)})
+
+    def _take_hints(self) -> None:
+        for hint in self.steering.new_hints():
+            self._hint(hint, "rung hint")
+
+    def _hint(self, hint: str, source: str) -> None:
+        self.state.hints.append(hint)
+        self.emit({"event": "hint", "round": self.outcome.spent.rounds + 1, "hint": hint, "from": source})
+
+    def _round(self) -> str:
+        """One round: proposals climbed and weighed; the reason to stop after it, or ''."""
+        self.state.round = self.outcome.spent.rounds + 1
+        self._emit_round_start()
+        began = time.monotonic()
+        timer = _Timer()
+        at_once = self.rules.parallel > 1
+        proposed = self._propose_and_climb(timer, at_once)
+        if proposed == 0:
+            return "the agent has nothing more to propose"
+        return self._end_round(began, timer)
+
+    def _emit_round_start(self) -> None:
+        self.emit(
+            {
+                "event": "round_start",
+                "round": self.state.round,
+                "in_flight": self.rules.parallel,
+                "best_run": self.state.best.run.id,
+                "best_ms": (score(self.state.best.run) or (None,))[0],
+                "left": self.outcome.spent.left(self.budget),
+                **({"repairing": True} if self.state.repairing else {}),
+            }
+        )
+
+    def _propose_and_climb(self, timer: _Timer, at_once: bool) -> int:
+        """Each proposal vetted as it arrives; climbed at once, or then and there; the count."""
+        waiting: list[Proposal] = []
+        proposed = 0
+        for p in timer.waiting(iter(self.agent.propose(self.state, self.rules.parallel))):
+            proposed += 1
+            self._vet(p)
+            if p.error:
+                self._record(p, None)
+            elif at_once and p.checked is None:
+                waiting.append(p)
+            else:
+                with timer.climbing():
+                    self._record(p, self._climb_one(p))
+        if waiting:
+            with timer.climbing():
+                for p, run in zip(waiting, self._climb_at_once(waiting), strict=True):
+                    self._record(p, run)
+        return proposed
+
+    def _vet(self, p: Proposal) -> None:
+        """Count what the proposal cost; give it an error where it must not climb."""
+        self.outcome.spent.tokens += p.tokens_in + p.tokens_out
+        self.outcome.spent.usd += p.cost_usd or 0.0
+        if p.error:
+            return
+        sha = _sha(p.source)
+        if self.climbed.get(sha) == TAKEN:
+            p.error = "the same source as another proposal of this round"
+        elif sha in self.climbed:
+            p.error = f"the same source as run {self.climbed[sha]}, which already climbed the ladder"
+        elif self.rules.backend and idioms.written_in(p.source) not in ("", self.rules.backend):
+            p.error = f"written in {idioms.written_in(p.source)}, but the person pinned {self.rules.backend}"
+        else:
+            self.climbed[sha] = TAKEN
+            self.emit({"event": "climbing", "round": self.state.round, "note": p.note})
+
+    def _climb_one(self, p: Proposal) -> Run:
+        """The version's run: the agent's own full check of it, else a climb here."""
+        if p.checked is not None:
+            return self.store.run(p.checked)
+        path = self._write(p)
+        return runner.climb(
+            self.store, self.problem, self.device, path, parent=self.state.best.run.solution.sha256
+        )
+
+    def _climb_at_once(self, proposals: list[Proposal]) -> list[Run]:
+        """The versions climbed together on the executor's workers (RUNG_EXECUTOR, RUNG_WORKERS)."""
+        workers = int(knobs.get("RUNG_WORKERS")) or (None if self.device.kind == "cuda" else len(proposals))
+        executor = executors.from_spec(str(knobs.get("RUNG_EXECUTOR")), workers)
+        paths = [self._write(p) for p in proposals]
+        return executors.check_batch(
+            self.store, executor, Path(self.problem.path), paths, parent=self.state.best.run.solution.sha256
+        )
+
+    def _write(self, p: Proposal) -> Path:
+        """The proposal's file under its content hash."""
+        path = self.state.versions / f"{_sha(p.source)[:12]}.py"
+        path.write_text(p.source)
+        return path
+
+    def _record(self, p: Proposal, run: Run | None) -> None:
+        """Store the proposal with the run it led to, and weigh that run against the best."""
+        ladder_s = (run.finished or 0.0) - run.started if run else 0.0
+        self.store.add_proposal(
+            self.agent.name, p, self.state.round, run, ladder_s, gpu_seconds(run) if run else 0.0
+        )
+        for call in p.tool_calls:
+            self.emit({"event": "tool", "round": self.state.round, **call.to_dict()})
+        if run is None:
+            self.state.failures.append(p.error)
+            self.outcome.failures.append(p.error)
+            self.emit({"event": "no_version", "round": self.state.round, "note": p.note, "error": p.error})
+            return
+        self.climbed[run.solution.sha256] = run.id
+        tried = Tried(run, p.source)
+        self.state.tried.append(tried)
+        self.outcome.candidates.append(run)
+        self.emit(
+            {
+                "event": "candidate",
+                "round": self.state.round,
+                "run": run.id,
+                "note": p.note,
+                "verdict": run.verdict,
+                "score_ms": (score(run) or (None,))[0],
+                "tokens": p.tokens_in + p.tokens_out,
+                "cost_usd": p.cost_usd,
+                "agent_s": round(p.agent_s, 3),
+                "ladder_s": round(ladder_s, 3),
+                "tool_calls": len(p.tool_calls),
+            }
+        )
+        self._weigh(tried)
+
+    def _weigh(self, tried: Tried) -> None:
+        if self.state.repairing and tried.run.ok:
+            self.state.best, self.state.repairing, self.improved = tried, False, True
+            self.emit({"event": "repaired", "round": self.state.round, "run": tried.run.id})
+        elif better(tried.run, self.state.best.run):
+            self.state.best, self.improved = tried, True
+
+    def _end_round(self, began: float, timer: _Timer) -> str:
+        spent = self.outcome.spent
+        spent.rounds += 1
+        round_s = time.monotonic() - began
+        overhead = max(0.0, round_s - timer.waited - timer.climbed)
+        spent.overhead_s += overhead
+        self.emit(
+            {
+                "event": "round",
+                "round": self.state.round,
+                "best_run": self.state.best.run.id,
+                "improved": self.improved,
+                "round_s": round(round_s, 3),
+                "overhead_s": round(overhead, 4),
+            }
+        )
+        self.stale = 0 if self.improved else self.stale + 1
+        self.improved = False
+        if score(self.state.best.run) is not None and self.stale >= self.rules.plateau:
+            return f"plateau: no gain above the noise for {self.rules.plateau} rounds"
+        return self._ask_person()
+
+    def _ask_person(self) -> str:
+        """Interactive mode: the person's word after a round; the reason to stop, or ''."""
+        if self.ask is None:
+            return ""
+        ranked = sorted(
+            (r for r in self.outcome.candidates if r.ok), key=lambda r: (score(r) or (float("inf"),))[0]
+        )
+        said = self.ask(self.state.best.run, ranked[:3])
+        if said.action in ("accept", "stop"):
+            return "accepted by the person" if said.action == "accept" else "stopped by the person"
+        if said.hint:
+            self._hint(said.hint, "interactive")
+        return ""
+
+    def _finish(self, reason: str) -> Outcome:
+        outcome = self.outcome
+        outcome.best, outcome.rounds = self.state.best.run, outcome.spent.rounds
+        outcome.spent.wall_s = time.monotonic() - self.began - outcome.spent.paused_s
+        if reason == f"round budget ({self.budget.rounds}) spent" and score(outcome.best) is None:
+            reason += (
+                f"; nothing could be timed on {self.device.name}, so the best is the first correct version"
+            )
+        outcome.reason = reason
+        return outcome
+
+
+class _Timer:
+    """Seconds a round spent waiting for the agent and climbing, the rest being the loop's own."""
+
+    def __init__(self) -> None:
+        self.waited = 0.0
+        self.climbed = 0.0
+
+    def waiting(self, proposals: Iterator[Proposal]) -> Iterator[Proposal]:
+        while True:
+            t = time.monotonic()
+            p = next(proposals, None)
+            self.waited += time.monotonic() - t
+            if p is None:
+                return
+            yield p
+
+    @contextmanager
+    def climbing(self) -> Iterator[None]:
+        t = time.monotonic()
+        try:
+            yield
+        finally:
+            self.climbed += time.monotonic() - t
+
+
 def _budget_reason(budget: Budget, spent: Spent) -> str:
     if spent.rounds >= budget.rounds:
         return f"round budget ({budget.rounds}) spent"
@@ -128,164 +485,5 @@ def _budget_reason(budget: Budget, spent: Spent) -> str:
     return ""
 
 
-def resumable(run: Run) -> bool:
-    """A stored run to resume from: one that finished and passed. Not one killed halfway or still
-    climbing (no `finished`), nor one a person stopped (an INTERRUPTED rung: never PASS)."""
-    return run.finished is not None and run.verdict == "PASS"
-
-
-def _start(store: Store, problem: Any, device: Any, start: Path | None, emit: OnEvent) -> Run:
-    if start is not None:
-        best = runner.climb(store, problem, device, start)
-        emit({"event": "start", "run": best.id, "path": str(start), "verdict": best.verdict})
-        return best
-    passing = [r for r in store.runs(problem.name) if resumable(r)]
-    if not passing:
-        raise UsageError(
-            f"no passing version of {problem.name} in this workspace to resume from: pass --from"
-        )
-    timed = [r for r in passing if score(r) is not None]
-    best = min(timed, key=lambda r: score(r)[0]) if timed else passing[0]  # type: ignore[index]
-    emit({"event": "resume", "run": best.id, "path": best.solution.path})
-    return best
-
-
-def optimize(
-    store: Store,
-    problem_dir: Path,
-    agent: Agent,
-    start: Path | None = None,
-    budget: Budget | None = None,
-    parallel: int = 1,
-    target: float = 0.9,
-    plateau: int = 3,
-    hints: list[str] | None = None,
-    on_event: OnEvent | None = None,
-    ask: Ask | None = None,
-) -> Outcome:
-    budget = budget or Budget()
-    emit = on_event or (lambda event: None)
-    began = time.monotonic()
-    problem, device = runner.describe(problem_dir, store.root / "scratch")
-    best_run = _start(store, problem, device, start, emit)
-    state = LoopState(
-        problem, device, Tried(best_run, Path(best_run.solution.path).read_text()), hints=list(hints or [])
-    )
-    outcome = Outcome(best_run, "", 0)
-    if not best_run.ok:
-        outcome.reason = f"the starting version does not pass ({best_run.verdict})"
-        return outcome
-    versions = store.root / "versions" / problem.name
-    versions.mkdir(parents=True, exist_ok=True)
-    stale = 0
-    climbed_runs = {best_run.solution.sha256: best_run.id}  # source hash -> run: none climbs twice
-    while True:
-        outcome.spent.wall_s = time.monotonic() - began
-        pct = roofline_pct(state.best.run)
-        reason = (
-            f"at roofline: {pct:.0%} >= {target:.0%}" if pct is not None and pct >= target else ""
-        ) or _budget_reason(budget, outcome.spent)
-        if reason:
-            break
-        state.round = outcome.spent.rounds + 1
-        emit(
-            {
-                "event": "round_start",
-                "round": state.round,
-                "in_flight": parallel,
-                "best_run": state.best.run.id,
-                "best_ms": (score(state.best.run) or (None,))[0],
-                "left": outcome.spent.left(budget),
-            }
-        )
-        round_began = time.monotonic()
-        waited, climbed, improved, proposed = 0.0, 0.0, False, 0
-        proposals: Iterator[Proposal] = iter(agent.propose(state, parallel))
-        while True:
-            t = time.monotonic()
-            p = next(proposals, None)
-            waited += time.monotonic() - t
-            if p is None:
-                break
-            proposed += 1
-            outcome.spent.tokens += p.tokens_in + p.tokens_out
-            outcome.spent.usd += p.cost_usd or 0.0
-            sha = hashlib.sha256(p.source.encode()).hexdigest()
-            if p.source and sha in climbed_runs:
-                p.error = f"the same source as run {climbed_runs[sha]}, which already climbed the ladder"
-            if not p.error:
-                emit({"event": "climbing", "round": state.round, "note": p.note})
-            t = time.monotonic()
-            run = None if p.error else _climb_version(store, problem, device, versions, p, state.best.run)
-            climbed += time.monotonic() - t
-            if run is not None:
-                climbed_runs[sha] = run.id
-            ladder_s = (run.finished or 0.0) - run.started if run else 0.0
-            store.add_proposal(agent.name, p, state.round, run, ladder_s, gpu_seconds(run) if run else 0.0)
-            if run is None:
-                state.failures.append(p.error)
-                outcome.failures.append(p.error)
-                emit({"event": "no_version", "round": state.round, "note": p.note, "error": p.error})
-                continue
-            tried = Tried(run, p.source)
-            state.tried.append(tried)
-            outcome.candidates.append(run)
-            emit(
-                {
-                    "event": "candidate",
-                    "round": state.round,
-                    "run": run.id,
-                    "note": p.note,
-                    "verdict": run.verdict,
-                    "score_ms": (score(run) or (None,))[0],
-                    "tokens": p.tokens_in + p.tokens_out,
-                    "cost_usd": p.cost_usd,
-                }
-            )
-            if better(run, state.best.run):
-                state.best, improved = tried, True
-        if proposed == 0:
-            reason = "the agent has nothing more to propose"
-            break
-        outcome.spent.rounds += 1
-        round_s = time.monotonic() - round_began
-        overhead = max(0.0, round_s - waited - climbed)
-        outcome.spent.overhead_s += overhead
-        emit(
-            {
-                "event": "round",
-                "round": state.round,
-                "best_run": state.best.run.id,
-                "improved": improved,
-                "round_s": round(round_s, 3),
-                "overhead_s": round(overhead, 4),
-            }
-        )
-        stale = 0 if improved else stale + 1
-        if score(state.best.run) is not None and stale >= plateau:
-            reason = f"plateau: no gain above the noise for {plateau} rounds"
-            break
-        if ask is not None:
-            ranked = sorted(
-                (r for r in outcome.candidates if r.ok), key=lambda r: (score(r) or (float("inf"),))[0]
-            )
-            said = ask(state.best.run, ranked[:3])
-            if said.action in ("accept", "stop"):
-                reason = "accepted by the person" if said.action == "accept" else "stopped by the person"
-                break
-            if said.hint:
-                state.hints.append(said.hint)
-                emit({"event": "hint", "round": state.round, "hint": said.hint})
-    outcome.best, outcome.rounds = state.best.run, outcome.spent.rounds
-    outcome.spent.wall_s = time.monotonic() - began
-    if reason == f"round budget ({budget.rounds}) spent" and score(outcome.best) is None:
-        reason += f"; nothing could be timed on {device.name}, so the best is the first correct version"
-    outcome.reason = reason
-    return outcome
-
-
-def _climb_version(store: Store, problem: Any, device: Any, versions: Path, p: Proposal, parent: Run) -> Run:
-    """Write the proposal under its content hash and climb the whole ladder on it."""
-    path = versions / f"{hashlib.sha256(p.source.encode()).hexdigest()[:12]}.py"
-    path.write_text(p.source)
-    return runner.climb(store, problem, device, path, parent=parent.solution.sha256)
+def _sha(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()

@@ -12,8 +12,9 @@ import os
 import platform
 import random
 import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult
 
 OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
+
+# One climb at a time in this process: a climb ends by killing every process below this one that
+# was not there when it began, which would be another climb's judges (an agent's tool calls and
+# the loop climb from several threads). Candidates climb at once through rung.executors instead.
+_CLIMBING = threading.Lock()
 
 
 def _hello(
@@ -115,10 +121,26 @@ def climb(
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
     parent: str | None = None,
+    only: Collection[str] | None = None,
 ) -> Run:
-    """Climb every rung for one solution, storing each as it ends; return the finished run.
-    Interrupted (Ctrl-C, SIGTERM), the run is stored INTERRUPTED with the rungs it finished and
-    the interrupt goes on; an exception in the problem's own code raises ProblemError."""
+    """Climb every rung for one solution (or `only` those named, the others SKIPPED saying so),
+    storing each as it ends; return the finished run. Interrupted (Ctrl-C, SIGTERM), the run is
+    stored INTERRUPTED with the rungs it finished and the interrupt goes on; an exception in the
+    problem's own code raises ProblemError."""
+    with _CLIMBING:
+        return _climb(store, problem, device, solution_path, on_rung, on_run, parent, only)
+
+
+def _climb(
+    store: Store,
+    problem: Problem,
+    device: Device,
+    solution_path: Path,
+    on_rung: OnRung | None,
+    on_run: OnRun | None,
+    parent: str | None,
+    only: Collection[str] | None,
+) -> Run:
     left_out = skipped_rungs()
     data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
     solution = Solution.from_bytes(solution_path, data, parent=parent)
@@ -137,6 +159,8 @@ def climb(
             current = spec.name
             if spec.name in left_out:
                 result = RungResult(spec.name, Status.SKIPPED, "left out (RUNG_SKIP)")
+            elif only is not None and spec.name not in only:
+                result = RungResult(spec.name, Status.SKIPPED, f"left out: only {', '.join(only)} asked")
             else:
                 result = _one(spec, results, device, worker, gpu_only)
             results[spec.name] = result

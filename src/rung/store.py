@@ -84,6 +84,10 @@ def _first_schema(db: sqlite3.Connection) -> None:
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _first_schema,
     "ALTER TABLE runs ADD COLUMN interrupted INTEGER",  # 1 for a run a person stopped
+    # The agent's tool calls while writing a version (JSON: tool, arguments, seconds, the run a
+    # climb gave, the tokens of the turn that asked) and the person's hints it was shown.
+    "ALTER TABLE proposals ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]';"
+    "ALTER TABLE proposals ADD COLUMN hints TEXT NOT NULL DEFAULT '[]'",
 ]
 
 
@@ -347,12 +351,13 @@ class Store:
         self, agent: str, proposal: Proposal, round_no: int, run: Run | None, ladder_s: float, gpu_s: float
     ) -> None:
         """What produced a version (or failed to): the agent, its note, prompt and reply, the
-        tokens and money it cost, and the seconds of agent, ladder and GPU it took."""
+        tokens and money it cost, the seconds of agent, ladder and GPU it took, the tools it
+        called on the way and the hints it was shown."""
         with self.db:
             self.db.execute(
                 "INSERT INTO proposals (solution, agent, note, prompt, reply, created, run_id, round, error,"
-                " tokens_in, tokens_out, cost_usd, agent_s, ladder_s, gpu_s)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tokens_in, tokens_out, cost_usd, agent_s, ladder_s, gpu_s, tool_calls, hints)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run.solution.sha256 if run else "",
                     agent,
@@ -369,6 +374,8 @@ class Store:
                     proposal.agent_s,
                     ladder_s,
                     gpu_s,
+                    json.dumps([c.to_dict() for c in proposal.tool_calls]),
+                    json.dumps(proposal.hints),
                 ),
             )
 

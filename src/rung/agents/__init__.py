@@ -13,10 +13,29 @@ its `error` says why (a reply with no solution file, a timeout), and the round g
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 from rung.spec import Device, Problem, Run
+
+
+@dataclass
+class ToolCall:
+    """One tool an agent called while writing a version, and what it cost: wall seconds, the
+    tokens of the model turn that asked for it (counted on that turn's first call), and the run
+    a climb gave (compile, check)."""
+
+    tool: str
+    args: dict[str, Any]
+    seconds: float
+    tokens_in: int = 0
+    tokens_out: int = 0
+    run: int | None = None
+    error: str = ""  # the tool's one-line refusal, sent back to the agent as the result
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass
@@ -30,6 +49,9 @@ class Proposal:
     tokens_out: int = 0
     cost_usd: float | None = None  # None where the price of the model is not known
     agent_s: float = 0.0  # wall seconds the agent spent writing it
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)  # the person's hints it was written under
+    checked: int | None = None  # a full check the agent already ran on exactly this source
 
 
 @dataclass
@@ -42,8 +64,9 @@ class Tried:
 
 @dataclass
 class LoopState:
-    """What an agent may know when it proposes: the problem, the device, the best so far, what
-    was tried (oldest first), why proposals gave no version, and the person's hints."""
+    """What an agent may know when it proposes: the problem, the device, the best so far (while
+    `repairing`, the failing version to make pass), what was tried (oldest first), why proposals
+    gave no version, the person's hints, and the kernel language they pinned ("" for any)."""
 
     problem: Problem
     device: Device
@@ -52,6 +75,16 @@ class LoopState:
     failures: list[str] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
     round: int = 1
+    repairing: bool = False
+    backend: str = ""
+    workspace: Path | None = None  # the folder holding .rung/
+
+    @property
+    def versions(self) -> Path:
+        """Where the loop's versions are written, by content hash."""
+        if self.workspace is None:
+            raise ValueError("a loop state without a workspace keeps no versions")
+        return self.workspace / ".rung" / "versions" / self.problem.name
 
 
 class Agent(Protocol):

@@ -52,7 +52,7 @@ def make_agent(name: str, options: AgentOptions) -> Agent:
                 "price_out_usd_per_mtok in the LLM config"
             )
         provider = Provider(config)
-        return LLMAgent(provider, _context_search(options.workspace))
+        return LLMAgent(provider, _context_search(options.workspace), options.workspace)
     raise UsageError(f"unknown agent {name!r} (known: {', '.join(AGENTS)})")
 
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rung.agents import LoopState, Tried
+from rung.agents import LoopState, Tried, idioms
 from rung.render import figures
 from rung.spec import Run, Status
 
@@ -23,7 +23,9 @@ You write fast, correct GPU kernels. Every version you write is loaded, compiled
 against a reference (including for caching, aliasing, touched inputs and determinism), timed,
 and compared with the hardware's roofline. A fast but wrong kernel is worthless. Reply with a
 first line `NOTE: <what this version changes, in a few words>`, then exactly one complete Python
-file in one ```python fenced block. Nothing outside the block is run."""
+file in one ```python fenced block. Nothing outside the block is run. Where tools are offered,
+read what you need before you answer (a draft's compile facts, a run's SASS or profile, the
+documentation); the reply that calls no tool is your answer."""
 
 MESSAGE_LINES = 12  # of a failed rung's message
 SOURCE_CHARS = 12_000  # of each problem file
@@ -100,15 +102,16 @@ def _version(t: Tried, with_source: bool) -> str:
     return body
 
 
-def build(state: LoopState, snippets: list[Any]) -> str:
+def build(state: LoopState, snippets: list[Any], tools: bool = False) -> str:
     """The whole prompt for one proposal."""
-    entry = entry_point(state.problem.path)
     passing = [t for t in state.tried if t.run.ok and t.run.id != state.best.run.id]
-    failing = [t for t in state.tried if not t.run.ok]
+    failing = [t for t in state.tried if not t.run.ok and t.run.id != state.best.run.id]
+    best_title = "The version to repair (it fails)" if state.repairing else "Best version so far"
     parts = [
         _section(f"Problem: {state.problem.name}", _problem(state)),
         _section("Device", _ceilings(state)),
-        _section("Best version so far", _version(state.best, with_source=True)),
+        _section("Language", idioms.section(state.backend)),
+        _section(best_title, _version(state.best, with_source=True)),
     ]
     if passing:
         parts.append(
@@ -137,15 +140,30 @@ def build(state: LoopState, snippets: list[Any]) -> str:
         parts.append(
             _section("Guidance from the person you work for", "\n".join(f"- {h}" for h in state.hints))
         )
-    parts.append(
-        _section(
-            "Task",
-            f"Write the next version: a complete solution file defining `{entry.split()[1]}` with the "
-            "same signature as the best version, faster than it and still exactly as correct. "
-            "Keep what works; change one idea at a time; read the figures above before you change.",
-        )
-    )
+    parts.append(_section("Task", _task(state, tools)))
     return "\n".join(parts)
+
+
+def _task(state: LoopState, tools: bool) -> str:
+    name = entry_point(state.problem.path).split()[1]
+    if state.repairing:
+        task = (
+            f"The version above fails. Make it pass: a complete solution file defining `{name}` "
+            "with the same signature, that fixes what the failed rung's message and figures say "
+            "and changes nothing else. Speed comes after."
+        )
+    else:
+        task = (
+            f"Write the next version: a complete solution file defining `{name}` with the same "
+            "signature as the best version, faster than it and still exactly as correct. Keep what "
+            "works; change one idea at a time; read the figures above before you change."
+        )
+    if tools:
+        task += (
+            " Tools: `compile` a draft (seconds, no GPU), `check` it on the whole ladder, "
+            "`read_artifact` the files a run kept, `search_context`, `diff`, `history`, `show`."
+        )
+    return task
 
 
 # A fenced block: an opening run of 3+ backticks at a line start, closed by the same run alone on a line.

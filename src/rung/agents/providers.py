@@ -7,6 +7,9 @@ stored and never passed on (judges and solution processes get an environment fro
 removed). A local OpenAI-compatible server needs no key: with a base URL and no key set, a
 placeholder is sent.
 
+A version is written in a conversation: the model may call tools (rung.agents.tools) and read
+their results before it answers; `Conversation` keeps the messages in each SDK's own format.
+
 Errors split in two. Those that no later call can fix (no key, a key refused, an unknown model,
 an endpoint that cannot be reached) raise `UsageError`: one line, exit code 2. Those that may pass
 (a timeout, a rate limit still hit after the SDK's retries, a server error, a reply the SDK cannot
@@ -17,6 +20,9 @@ themselves, `max_retries` times, honouring `retry-after`.
 from __future__ import annotations
 
 import importlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -43,6 +49,7 @@ class LLMConfig:
     temperature: float | None = None
     timeout_s: float = 600.0
     max_retries: int = 2
+    max_tool_turns: int = 8  # replies that may call tools before the model must answer with a version
     price_in_usd_per_mtok: float | None = None  # for the money budget; unknown leaves cost unknown
     price_out_usd_per_mtok: float | None = None
 
@@ -85,14 +92,33 @@ class LLMConfig:
 
 
 @dataclass
-class Completion:
+class ToolSpec:
+    """A tool as both SDKs declare it: a name, what it does, and a JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolRequest:
+    id: str  # the provider's id for the call, echoed with its result
+    name: str
+    args: dict[str, Any]
+
+
+@dataclass
+class Turn:
+    """One reply of the model: its text, the tools it asks for (none: it is done), its tokens."""
+
     text: str
+    calls: list[ToolRequest]
     tokens_in: int
     tokens_out: int
 
 
 class Provider:
-    """One model behind one SDK client; `complete` is safe to call from several threads."""
+    """One model behind one SDK client; safe to use from several threads, one conversation each."""
 
     def __init__(self, config: LLMConfig, http_client: Any = None) -> None:
         self.config = config
@@ -116,34 +142,16 @@ class Provider:
         self.sdk: Any = sdk
         self.client: Any = sdk.Anthropic(**common) if config.provider == "anthropic" else sdk.OpenAI(**common)
 
-    def complete(self, system: str, prompt: str) -> Completion:
+    def conversation(self, system: str, prompt: str, tools: list[ToolSpec]) -> Conversation:
+        kind = AnthropicConversation if self.config.provider == "anthropic" else OpenAIConversation
+        return kind(self, system, prompt, tools)
+
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        """The SDK's errors as rung's: UsageError for what no later call fixes, CallFailed else."""
         c, sdk = self.config, self.sdk
         try:
-            if c.provider == "anthropic":
-                extra = {} if c.temperature is None else {"temperature": c.temperature}
-                r = self.client.messages.create(
-                    model=c.model,
-                    max_tokens=c.max_tokens,
-                    system=system,
-                    messages=[{"role": "user", "content": prompt}],
-                    **extra,
-                )
-                text = "".join(b.text for b in r.content if getattr(b, "type", "") == "text")
-                return Completion(text, int(r.usage.input_tokens), int(r.usage.output_tokens))
-            extra = {} if c.temperature is None else {"temperature": c.temperature}
-            r = self.client.chat.completions.create(
-                model=c.model,
-                max_completion_tokens=c.max_tokens,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-                **extra,
-            )
-            usage = r.usage
-            text = r.choices[0].message.content
-            if not isinstance(text, str):
-                raise CallFailed("malformed reply: the completion carries no text")
-            return Completion(
-                text, int(usage.prompt_tokens) if usage else 0, int(usage.completion_tokens) if usage else 0
-            )
+            yield
         except (sdk.AuthenticationError, sdk.PermissionDeniedError) as e:
             raise UsageError(f"{c.endpoint} refused the API key: {_said(e)}") from None
         except sdk.NotFoundError as e:
@@ -158,6 +166,128 @@ class Provider:
             raise CallFailed(f"{c.endpoint} answered HTTP {e.status_code}: {_said(e)}") from None
         except (sdk.APIResponseValidationError, AttributeError, IndexError, TypeError, ValueError) as e:
             raise CallFailed(f"malformed reply: {type(e).__name__}: {e}".splitlines()[0]) from None
+
+    def sampling(self) -> dict[str, Any]:
+        return {} if self.config.temperature is None else {"temperature": self.config.temperature}
+
+
+class Conversation:
+    """The messages of one exchange in the provider's own format: `ask` sends them and keeps the
+    reply, `answer` adds the results of the tools it asked for."""
+
+    def __init__(self, provider: Provider, system: str, prompt: str, tools: list[ToolSpec]) -> None:
+        self.provider, self.system, self.tools = provider, system, tools
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+
+    def ask(self) -> Turn:
+        raise NotImplementedError
+
+    def answer(self, results: list[tuple[ToolRequest, str, bool]]) -> None:
+        """Each (call, result text, whether the tool refused) back to the model."""
+        raise NotImplementedError
+
+
+class AnthropicConversation(Conversation):
+    def _tools(self) -> dict[str, Any]:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in self.tools
+        ]
+        return {"tools": tools} if tools else {}
+
+    def ask(self) -> Turn:
+        p = self.provider
+        with p.calling():
+            r = p.client.messages.create(
+                model=p.config.model,
+                max_tokens=p.config.max_tokens,
+                system=self.system,
+                messages=self.messages,
+                **self._tools(),
+                **p.sampling(),
+            )
+            blocks = [b for b in r.content if getattr(b, "type", "") in ("text", "tool_use")]
+            text = "".join(b.text for b in blocks if b.type == "text")
+            calls = [ToolRequest(b.id, b.name, dict(b.input)) for b in blocks if b.type == "tool_use"]
+            turn = Turn(text, calls, int(r.usage.input_tokens), int(r.usage.output_tokens))
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.args} for c in calls]
+        self.messages.append({"role": "assistant", "content": content})
+        return turn
+
+    def answer(self, results: list[tuple[ToolRequest, str, bool]]) -> None:
+        self.messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": call.id, "content": text, "is_error": refused}
+                    for call, text, refused in results
+                ],
+            }
+        )
+
+
+class OpenAIConversation(Conversation):
+    def _tools(self) -> dict[str, Any]:
+        tools = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+            }
+            for t in self.tools
+        ]
+        return {"tools": tools} if tools else {}
+
+    def __init__(self, provider: Provider, system: str, prompt: str, tools: list[ToolSpec]) -> None:
+        super().__init__(provider, system, prompt, tools)
+        self.messages.insert(0, {"role": "system", "content": system})
+
+    def ask(self) -> Turn:
+        p = self.provider
+        with p.calling():
+            r = p.client.chat.completions.create(
+                model=p.config.model,
+                max_completion_tokens=p.config.max_tokens,
+                messages=self.messages,
+                **self._tools(),
+                **p.sampling(),
+            )
+            message, usage = r.choices[0].message, r.usage
+            asked = message.tool_calls or []
+            if not isinstance(message.content, str) and not asked:
+                raise CallFailed("malformed reply: the completion carries no text and no tool call")
+            calls = [ToolRequest(c.id, c.function.name, _arguments(c.function.arguments)) for c in asked]
+            turn = Turn(
+                message.content or "",
+                calls,
+                int(usage.prompt_tokens) if usage else 0,
+                int(usage.completion_tokens) if usage else 0,
+            )
+        said: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+        if asked:
+            said["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in asked
+            ]
+        self.messages.append(said)
+        return turn
+
+    def answer(self, results: list[tuple[ToolRequest, str, bool]]) -> None:
+        for call, text, _ in results:
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    """A tool call's arguments, JSON text in OpenAI's format; arguments that do not parse are
+    handed to the tool as they are, whose refusal the model then reads."""
+    try:
+        args = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {"unparsed_arguments": text}
+    return args if isinstance(args, dict) else {"unparsed_arguments": text}
 
 
 def _said(e: Exception) -> str:

@@ -56,10 +56,12 @@ def check_batch(
     solutions: Sequence[Path],
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
+    parent: str | None = None,
 ) -> list[Run]:
     """Climb every solution of `problem` on `executor`'s slots; every run is stored as it goes
-    (on_rung as each rung lands), handed to on_run and returned in the order given."""
-    return check_pairs(store, executor, [(problem, s) for s in solutions], on_rung, on_run)
+    (on_rung as each rung lands), handed to on_run and returned in the order given. `parent`:
+    the version they were all made from (the optimize loop's round)."""
+    return check_pairs(store, executor, [(problem, s) for s in solutions], on_rung, on_run, parent)
 
 
 def check_pairs(
@@ -68,6 +70,7 @@ def check_pairs(
     pairs: Sequence[tuple[Path, Path]],
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
+    parent: str | None = None,
 ) -> list[Run]:
     """check_batch for (problem, solution) pairs of several problems in one queue, so that no
     slot idles between one problem's batch and the next."""
@@ -80,7 +83,7 @@ def check_pairs(
             packed = pack_folder(problem) if executor.remote else ""
             problems[problem] = (packed, hashlib.sha256((packed or str(problem)).encode()).hexdigest()[:16])
         packed, key = problems[problem]
-        jobs.append(Job.of(i, solution, problem, key, problem_tar=packed, settings=settings))
+        jobs.append(Job.of(i, solution, problem, key, problem_tar=packed, settings=settings, parent=parent))
     recorder = Recorder(store, jobs, on_rung, on_run)
     try:
         Pool(list(executor.slots()), jobs).run(recorder.handle)

@@ -35,6 +35,7 @@ class Job:
     problem_key: str  # names the problem's bytes, so a worker unpacks and describes it once
     problem_tar: str = ""  # the problem packed (pack_folder), for a worker on another machine
     settings: dict[str, str] = field(default_factory=dict)
+    parent: str | None = None  # the hash of the version it was made from (the optimize loop's)
 
     @property
     def solution_name(self) -> str:

@@ -101,7 +101,7 @@ class Worker:
             path.write_bytes(job.source_bytes())
             store = StreamingStore(self.home / "store", self.out, job, self.where)
             try:
-                runner.climb(store, problem, device, path)
+                runner.climb(store, problem, device, path, parent=job.parent)
             finally:
                 store.close()
 
