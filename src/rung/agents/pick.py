@@ -25,10 +25,14 @@ class AgentOptions:
 
 def make_agent(name: str, options: AgentOptions) -> Agent:
     if name == "replay":
-        from rung.agents.replay import ReplayAgent
+        from rung.agents.replay import ConversationReplay, ReplayAgent
 
         if not options.replay:
             raise UsageError("--agent replay needs at least one --replay FILE")
+        if options.replay[0].suffix == ".json":
+            if len(options.replay) > 1:
+                raise UsageError("--agent replay takes one recorded conversation file (.json)")
+            return ConversationReplay(options.replay[0], options.workspace)
         return ReplayAgent(options.replay)
     if name == "tune":
         from rung.agents.tune import TuneAgent

@@ -120,10 +120,11 @@ class Turn:
 class Provider:
     """One model behind one SDK client; safe to use from several threads, one conversation each."""
 
-    def __init__(self, config: LLMConfig, http_client: Any = None) -> None:
+    def __init__(self, config: LLMConfig, http_client: Any = None, key: str | None = None) -> None:
+        """`key` only for an endpoint that checks none (rung.agents.recorded); else the environment's."""
         self.config = config
         key_env = config.api_key_env or DEFAULT_KEY_ENV[config.provider]
-        key = knobs.api_key(key_env)
+        key = key if key is not None else knobs.api_key(key_env)
         if not key and not (config.provider == "openai" and config.base_url):
             raise UsageError(f"no API key: set {key_env} (keys are read from the environment only)")
         common = {
