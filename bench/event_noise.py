@@ -5,9 +5,9 @@
 For two short kernels (the tuned softmax at 1024x4096, ~8 us; the tuned vector add at 2^20,
 ~4 us), rung's event sampling (`rung.common.timing.timed`) under four conditions: the garbage collector
 running and no lead-in spin at the start of a batch; the collector paused; the collector paused
-and the lead-in (what rung does); and that with an nvidia-smi query started just before (what
-the bench rung does to read the clock). Each condition samples for a fixed second, then once
-more with rung's default stop. Reported: the spread of the bulk (p20, p80), the samples far out
+and the lead-in (what rung does); and that with a clock reading started just before (what the
+bench rung does: an NVML reading on a thread, nvidia-smi until 2026-12-05). Each condition
+samples for a fixed second, then once more with rung's default stop. Reported: the spread of the bulk (p20, p80), the samples far out
 in the tail and where in their batch they fell, the largest, the standard error of the mean, the
 samples the default stop would need, and the collector's own pauses.
 """
@@ -29,14 +29,14 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from fidelity import problem_call  # noqa: E402  (beside this file)
 
-from rung.clocks import Reading  # noqa: E402
 from rung.common.timing import Flusher, Policy, timed  # noqa: E402
+from rung.judge.clocks import Reading  # noqa: E402
 
-CONDITIONS = {  # name: (pause the collector, lead-in seconds, nvidia-smi beside)
+CONDITIONS = {  # name: (pause the collector, lead-in seconds, clock reading beside)
     "gc running, no lead-in": (False, 0.0, False),
     "gc paused, no lead-in": (True, 0.0, False),
     "gc paused, lead-in (rung)": (True, 5e-4, False),
-    "rung + nvidia-smi": (True, 5e-4, True),
+    "rung + clock reading": (True, 5e-4, True),
 }
 
 

@@ -4,7 +4,7 @@
     python bench/fidelity.py --target NAME --launches N             # (ncu child) N launches of NAME
 
 For each kernel: rung's median (the bench rung's protocol, `rung.common.timing.timed`), its spread over
-5 repeated measurements (with the SM clock nvidia-smi read during each), the CUDA-graph figure,
+5 repeated measurements (with the SM clock NVML read during each), the CUDA-graph figure,
 `triton.testing.do_bench(return_mode="median")`, the plain protocol (events around each call
 after an L2 clear, stop at SEM < 0.1% of the mean), and Nsight Compute's
 `gpu__time_duration.sum` (median of the launches profiled inside an NVTX range,
@@ -33,9 +33,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from rung.clocks import Reading  # noqa: E402
 from rung.common.loader import import_file  # noqa: E402
 from rung.common.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
+from rung.judge.clocks import Reading  # noqa: E402
 from rung.judge.rungs.bench import measure as rung_measure  # noqa: E402
 from rung.judge.rungs.bench import rotation  # noqa: E402
 from rung.solution.profiler_warmup import ProfilerWarmup  # noqa: E402

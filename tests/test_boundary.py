@@ -53,3 +53,13 @@ def test_the_judge_imports_nothing_that_runs_solution_code():
     for path in (SRC / "judge").rglob("*.py"):
         solution = [m for m in _imports(path) if m.startswith("rung.solution")]
         assert not solution, f"{path.name} imports {solution}"
+
+
+def test_only_the_judge_reads_nvml():
+    # NVML reads (and could set) the whole card: no business of the solution process.
+    readers = [
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if any(m == "pynvml" or m.startswith("pynvml.") for m in _imports(path))
+    ]
+    assert readers == ["judge/gpu_facts.py"]

@@ -29,6 +29,17 @@ def test_device_ceilings_are_measured_and_plausible(tmp_path):
     assert dev.ceilings["bf16_tensor_tflops"] > dev.ceilings["fp32_vector_tflops"] > 1
 
 
+def test_the_device_record_holds_what_nvml_says_of_this_gpu(tmp_path):
+    dev = api.device(tmp_path)
+    facts = dev.nvml
+    assert facts["available"] is True, facts
+    assert facts["uuid"] == f"GPU-{torch.cuda.get_device_properties(0).uuid}"  # this GPU, not NVML's 0
+    assert facts["name"] == dev.name and facts["driver"] == dev.driver
+    assert 0 < facts["sm_mhz"] <= facts["max_sm_mhz"] and facts["power_limit_w"] > 0
+    assert isinstance(facts["clock_reasons"], list) and facts["ecc_mode"] in ("enabled", "disabled", None)
+    assert set(facts["unread"]) <= set(facts)  # every fact NVML could not read is named, and why
+
+
 def test_bench_and_roofline_on_the_tuned_vector_add(climb):
     run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "correct" / "tuned.py")
     assert run.ok, [(r.name, r.status.value, r.message) for r in run.rungs]
@@ -39,7 +50,7 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
             assert key in case, key
         assert case["samples"] >= 10 and case["min_ms"] <= case["median_ms"] <= case["p80_ms"]
         assert case["reference"]["median_ms"] > 0 and case["speedup_vs_reference_err"] >= 0
-        assert len(case["clocks"]) == 2 and "sm_mhz" in case["clocks"][0]
+        assert len(case["clocks"]) == 2 and case["clocks"][0]["sm_mhz"] > 0, case["clocks"]
         assert case["timing"] == "cupti" and case["kernels_per_call"] == 1, case
         assert case["events"]["median_ms"] >= case["median_ms"] * 0.98  # events include launch latency
         assert case["input_sets"] >= 2

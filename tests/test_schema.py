@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from rung.judge import gpu_facts
 from rung.spec import SCHEMA, dumps
 from tests.conftest import FIXTURES, ROOT
 
@@ -21,8 +22,12 @@ PUBLISHED = json.loads((ROOT / "docs" / "schema" / "rung-1.schema.json").read_te
 
 
 def validator(document: str) -> jsonschema.Draft202012Validator:
+    return definition(f"doc_{document}")
+
+
+def definition(name: str) -> jsonschema.Draft202012Validator:
     root = {k: v for k, v in PUBLISHED.items() if k != "anyOf"}
-    return jsonschema.Draft202012Validator({**root, "$ref": f"#/$defs/doc_{document}"})
+    return jsonschema.Draft202012Validator({**root, "$ref": f"#/$defs/{name}"})
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +113,18 @@ def test_documents_that_break_the_schema_are_refused(printed):
     assert not validator("show").is_valid(bad_status)
     assert not validator("config").is_valid({**printed["config"], "schema": "rung/0"})
     assert json.loads(dumps({"x": float("nan")})) == {"x": None, "null_reasons": {"x": "not a number"}}
+
+
+def test_nvml_records_validate_and_a_malformed_one_is_refused():
+    from tests.test_gpu_facts import fake_nvml
+
+    nvml = definition("nvml")
+    read = gpu_facts.read("abc", fake_nvml())
+    for record in (read, gpu_facts.read("abc", fake_nvml(ecc=None)), gpu_facts.unavailable("no driver"), {}):
+        assert nvml.is_valid(record), record
+    assert not nvml.is_valid({**read, "power_w": "612 W"})
+    assert not nvml.is_valid({"available": False})
+    assert not nvml.is_valid({**read, "clock_reasons": 5})
 
 
 def test_the_schema_sits_where_the_docs_say():

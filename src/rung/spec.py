@@ -119,6 +119,9 @@ class Device:
     memory_bytes: int = 0
     driver: str = ""
     ceilings: dict[str, float] = field(default_factory=dict)
+    # What NVML said when the run started (clocks, clock reasons, power, ECC, UUID), or
+    # {"available": False, "reason": ...}; empty in runs stored before it was read.
+    nvml: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -26,9 +26,9 @@ import torch
 import triton
 import triton.language as tl
 
-from rung.clocks import Reading
 from rung.common import measure as bench_measure
 from rung.common.timing import Flusher, Policy, timed
+from rung.judge.clocks import Reading
 
 MATMUL_N = 8192
 FMA_ROUNDS = 256

@@ -145,36 +145,29 @@ def _last_line(stderr: str) -> str:
 def describe_device(session: Any) -> Any:
     import torch
 
+    from rung.judge import gpu_facts
+    from rung.judge.clocks import cuda_uuid
     from rung.spec import Device
 
     if session.device == "cuda":
         props = torch.cuda.get_device_properties(0)
+        facts = gpu_facts.read(cuda_uuid())
         return Device(
             kind="cuda",
             name=props.name,
             arch=f"sm_{props.major}{props.minor}",
             memory_bytes=int(props.total_memory),
-            driver=_driver_version(),
+            driver=str(facts.get("driver") or "unknown"),
+            nvml=facts,
         )
     import os
     import platform
 
-    return Device(kind="cpu", name=f"cpu ({platform.machine()}, {os.cpu_count()} cores, no CUDA)")
-
-
-def _driver_version() -> str:
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except OSError:
-        return "unknown"
-    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else "unknown"
+    return Device(
+        kind="cpu",
+        name=f"cpu ({platform.machine()}, {os.cpu_count()} cores, no CUDA)",
+        nvml=gpu_facts.unavailable("no CUDA device in this judge: the run is on the CPU"),
+    )
 
 
 def _asdict(obj: Any) -> dict[str, Any]:

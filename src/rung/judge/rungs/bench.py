@@ -32,11 +32,11 @@ from typing import Any
 import torch
 
 from rung import knobs
-from rung.clocks import Reading
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
 from rung.judge import kept_timings
+from rung.judge.clocks import Reading
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
@@ -112,7 +112,7 @@ def _case(
     torch.cuda.empty_cache()
     trace = session.run_dir / "solution" / "bench" / f"case{index}.trace.json"
     trace.parent.mkdir(parents=True, exist_ok=True)
-    before = Reading.start()  # nvidia-smi samples while the solution warms up
+    before = Reading.start()  # NVML reads the clock while the solution warms up
     began = time.perf_counter()
     try:
         sol = proc.request(
