@@ -394,7 +394,7 @@ class Loop:
         self._weigh(tried)
 
     def _weigh(self, tried: Tried) -> None:
-        if self.state.repairing and tried.run.ok:
+        if self.state.repairing and tried.run.verdict == "PASS":
             self.state.best, self.state.repairing, self.improved = tried, False, True
             self.emit({"event": "repaired", "round": self.state.round, "run": tried.run.id})
         elif better(tried.run, self.state.best.run):
