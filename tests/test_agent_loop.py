@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from rung.agents import idioms, prompt
-from rung.agents.llm import LLMAgent
+from rung import api, runner
+from rung.agents import LoopState, Tried, idioms, prompt
+from rung.agents.llm import OUT_OF_TURNS, LLMAgent
 from rung.agents.providers import LLMConfig, Provider
 from rung.agents.recorded import RecordedEndpoint
 from rung.errors import UsageError
@@ -106,6 +107,38 @@ def test_the_agent_reads_what_it_chooses_through_tools(tmp_path):
     assert "run 3: PASS" in sent[2]
     assert '\\"total_bytes\\"' in sent[3] and "source_diff" in sent[3] and "return x + x" in sent[3]
     assert [e["tool"] for e in events if e["event"] == "tool"][:2] == ["compile", "history"]
+
+
+def test_tools_refuse_in_words_and_the_tool_turns_are_bounded(tmp_path):
+    """An unknown tool, bad arguments and a search answer in text the model reads; past
+    max_tool_turns the tools asked for are refused and the next reply is the answer."""
+    api.context_add(str(TINY / "problem.py"), tmp_path)
+    store = Store(tmp_path)
+    problem, device = runner.describe(TINY, store.root / "scratch")
+    best = runner.climb(store, problem, device, GOOD)
+    state = LoopState(problem, device, Tried(best, GOOD.read_text()), workspace=tmp_path)
+    state.versions.mkdir(parents=True)
+    talk = [
+        {
+            "tools": [
+                {"name": "rm_rf", "args": {}},
+                {"name": "show", "args": {"run": 1, "colour": "red"}},
+                {"name": "search_context", "args": {"query": "double a float32 vector"}},
+            ]
+        },
+        {"tools": [{"name": "history", "args": {}}]},
+        answer(ADD, "add"),
+    ]
+    with RecordedEndpoint([talk]) as endpoint:
+        llm = agent(endpoint, tmp_path)
+        llm.provider.config.max_tool_turns = 1
+        (p,) = list(llm.propose(state, 1))
+        sent = [json.dumps(r) for r in endpoint.requests]
+    assert p.source == ADD and [c.tool for c in p.tool_calls] == ["rm_rf", "show", "search_context"]
+    assert "no tool 'rm_rf'" in p.tool_calls[0].error and "bad arguments" in p.tool_calls[1].error
+    assert "problem.py" in sent[1] and "double a float32 vector" in sent[1]
+    assert OUT_OF_TURNS in sent[2]  # the history call past the limit was refused, not run
+    assert p.tokens_in == 2 * 1000 + 1200
 
 
 def test_a_failing_version_is_repaired_first(tmp_path):
