@@ -4,6 +4,8 @@
 # judge/solution redesign (8b3b17a, carried as .old/src) and by this one, interleaved
 # (bench/before_after.py); time to verdict with and without kept reference timings (bench/ttv.py).
 set -u
+# The first half of CuTe DSL's and TileLang's packages (bench/pack_wheels.sh), kept for a later call.
+mkdir -p /tmp/wheels && cp .wa/* /tmp/wheels/
 python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl 2>&1 | tail -2
 cd .snap  # HEAD as committed (git archive), not the shared working tree
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
