@@ -10,6 +10,8 @@
 #   tune      the tune agent from the naive softmax and vector add, against the tuned versions
 #   backends  every CUDA C++, CuTe DSL and TileLang example, right and wrong, through the whole
 #             ladder; then the same sources built again (compile and dump only): the build cache
+#   agents    the optimize loop judged by numbers (bench/agent_eval.py), no key: recorded
+#             tool-using conversations (replay) and Optuna (tune) from each naive version
 #
 #   bash bench/gpu_suite.sh [STAGE ...]        (default: tests examples ttv gpumode)
 #
@@ -20,6 +22,9 @@
 # EXAMPLES="softmax matmul" limits the examples stage to those;
 # FIDELITY_ONLY="matmul" the fidelity stage to the kernels whose name holds it;
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
+# AGENT_PROBLEMS="softmax matmul" limits the agents stage (default every problem; a problem's
+# replay climbs each shipped version twice, compile and check: split problems over calls);
+# AGENT_ROUNDS (default 6) its round budget.
 # The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
 # minutes; `rung check` times it by default.
 set -uo pipefail
@@ -94,6 +99,15 @@ for stage in $stages; do
         RUNG_SKIP=run,guard,correct,scale,bench,roofline,trace,profile capped python3 -m rung check "$p" $files \
           --json > "$OUT/cached_${name}_backends.json"
         echo "checked $name's backends"
+        pack
+      done ;;
+    agents)
+      for agent in replay tune; do
+        # shellcheck disable=SC2086
+        RUNG_SKIP=profile capped python3 bench/agent_eval.py --agent "$agent" --problems ${AGENT_PROBLEMS:-} \
+          --rounds "${AGENT_ROUNDS:-6}" --parallel "$([ "$agent" = tune ] && echo 4 || echo 1)" \
+          --out "$OUT/agent_eval_$agent" > "$OUT/agent_eval_$agent.log" 2>&1
+        tail -9 "$OUT/agent_eval_$agent.log"
         pack
       done ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
