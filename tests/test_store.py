@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from rung import optimize
+from rung import migrations, optimize
 from rung.errors import StoreError, UsageError
+from rung.migrations import LATEST, MIGRATIONS, PROPOSAL_COLUMNS, SCHEMA_SQL
 from rung.spec import Device, Run, RungResult, Solution, Status
-from rung.store import MIGRATIONS, PROPOSAL_COLUMNS, SCHEMA_SQL, Store
+from rung.store import Store
 from tests.conftest import FIXTURES, PROBLEMS
 
 
@@ -196,7 +197,7 @@ def columns(db: sqlite3.Connection, table: str) -> set[str]:
 
 def assert_schema_is_current(db_path: Path) -> None:
     db = sqlite3.connect(db_path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST
     assert set(PROPOSAL_COLUMNS) <= columns(db, "proposals")
     assert "interrupted" in columns(db, "runs")
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -243,10 +244,69 @@ def test_a_store_of_the_first_release_migrates(tmp_path):
 def test_a_store_from_a_newer_rung_is_refused(tmp_path):
     Store(tmp_path).close()
     db = sqlite3.connect(tmp_path / ".rung" / "rung.db")
-    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    db.execute(f"PRAGMA user_version = {LATEST + 1}")
     db.close()
     with pytest.raises(StoreError, match="written by a newer rung"):
         Store(tmp_path)
+
+
+def schema(db_path: Path) -> list[tuple[str, str]]:
+    """Every table and index and its columns, as a store at its version has them."""
+    db = sqlite3.connect(db_path)
+    names = [
+        n
+        for (n,) in db.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+    ]
+    out = [(n, ",".join(r[1] for r in db.execute(f"PRAGMA table_info({n})"))) for n in names]
+    db.close()
+    return out
+
+
+def test_migrations_are_numbered_one_to_n_in_order_and_say_what_they_do():
+    assert [m.number for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1)) and len(MIGRATIONS) == LATEST
+    assert all(m.what for m in MIGRATIONS)
+
+
+@pytest.mark.parametrize("version", range(LATEST))
+def test_a_store_at_each_version_migrates_to_what_a_new_store_is(tmp_path, version):
+    fresh = tmp_path / "fresh"
+    with Store(fresh):
+        pass
+    old = tmp_path / "old" / ".rung" / "rung.db"
+    old.parent.mkdir(parents=True)
+    db = sqlite3.connect(old)
+    for step in MIGRATIONS[:version]:  # the store as a rung that knew `version` migrations left it
+        migrations._execute(db, step.apply) if isinstance(step.apply, str) else step.apply(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
+    db.close()
+    with Store(old.parent.parent) as store:
+        assert migrations.version(store.db) == LATEST
+    assert schema(old) == schema(fresh / ".rung" / "rung.db")
+
+
+def test_a_migration_that_fails_leaves_the_store_as_it_was(tmp_path, monkeypatch):
+    with Store(tmp_path):
+        pass
+    db_path = tmp_path / ".rung" / "rung.db"
+    before = schema(db_path)
+    broken = migrations.Migration(
+        LATEST + 1, "fails halfway", "CREATE TABLE t (x);SELECT nonsense FROM nowhere"
+    )
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*MIGRATIONS, broken))
+    monkeypatch.setattr(migrations, "LATEST", LATEST + 1)
+    with pytest.raises(StoreError, match="no such table: nowhere"):
+        Store(tmp_path)
+    db = sqlite3.connect(db_path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == LATEST and schema(db_path) == before
+    db.close()
+
+
+def test_the_store_closes_when_its_block_ends_however_it_ends(tmp_path):
+    with pytest.raises(RuntimeError), Store(tmp_path) as store:
+        raise RuntimeError("a failure inside the block")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        store.db.execute("SELECT 1")
 
 
 def garbage(db_path: Path) -> None:

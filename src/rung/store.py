@@ -4,11 +4,11 @@ Problems, solutions (by content hash, with their source), runs and rungs. A run 
 when the climb starts and every rung is committed as it ends, so a run killed halfway keeps what
 it did; its `finished` stays empty. A run a person stopped is finished with `interrupted` set.
 
-The schema grows by `MIGRATIONS`, applied in order under one write lock; `PRAGMA user_version`
-counts those applied. A store that cannot be read (not a database, truncated) is refused with a
-StoreError, never replaced. So is a missing or empty `rung.db` beside run folders: numbering runs
-from 1 again would write into folders that hold earlier runs. Nor does a run reuse a folder that
-is already there (an older copy of `rung.db` put back): that run is refused.
+The schema is rung.migrations': numbered, applied on opening where the store lacks them. A store
+that cannot be read (not a database, truncated) is refused with a StoreError, never replaced. So
+is a missing or empty `rung.db` beside run folders: numbering runs from 1 again would write into
+folders that hold earlier runs. Nor does a run reuse a folder that is already there (an older
+copy of `rung.db` put back): that run is refused.
 """
 
 from __future__ import annotations
@@ -17,85 +17,18 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rung import knobs
 from rung.errors import StoreError
+from rung.migrations import migrate
 from rung.spec import Device, Run, RungResult, Solution, Status
 
 if TYPE_CHECKING:
     from rung.agents import Proposal
 
 BUSY_TIMEOUT_S = 30  # how long an opener or writer waits for another's write lock
-
-# The tables of the first release, before user_version was kept.
-SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS problems (
-    name TEXT PRIMARY KEY, path TEXT NOT NULL, first_seen REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS solutions (
-    sha256 TEXT PRIMARY KEY, problem TEXT NOT NULL, path TEXT NOT NULL, backend TEXT,
-    parent TEXT, source TEXT NOT NULL, created REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, problem TEXT NOT NULL, solution TEXT NOT NULL,
-    path TEXT NOT NULL, device TEXT NOT NULL, seed INTEGER NOT NULL, environment TEXT NOT NULL,
-    started REAL NOT NULL, finished REAL, ok INTEGER
-);
-CREATE TABLE IF NOT EXISTS rungs (
-    run_id INTEGER NOT NULL REFERENCES runs(id), idx INTEGER NOT NULL, name TEXT NOT NULL,
-    status TEXT NOT NULL, message TEXT NOT NULL, metrics TEXT NOT NULL, artifacts TEXT NOT NULL,
-    seconds REAL NOT NULL, PRIMARY KEY (run_id, idx)
-);
-CREATE INDEX IF NOT EXISTS runs_by_problem ON runs(problem, id);
-CREATE TABLE IF NOT EXISTS proposals (
-    solution TEXT NOT NULL, agent TEXT NOT NULL, note TEXT NOT NULL, prompt TEXT NOT NULL,
-    reply TEXT NOT NULL, created REAL NOT NULL
-);
-"""
-# Columns added to proposals after its first release, with their types.
-PROPOSAL_COLUMNS = {
-    "run_id": "INTEGER",  # the run its version climbed; NULL for a proposal with no solution
-    "round": "INTEGER",
-    "error": "TEXT NOT NULL DEFAULT ''",  # why the agent produced no solution
-    "tokens_in": "INTEGER NOT NULL DEFAULT 0",
-    "tokens_out": "INTEGER NOT NULL DEFAULT 0",
-    "cost_usd": "REAL",  # NULL where the model's price is not known
-    "agent_s": "REAL NOT NULL DEFAULT 0",  # wall seconds the agent spent writing it
-    "ladder_s": "REAL NOT NULL DEFAULT 0",  # wall seconds of its climb
-    "gpu_s": "REAL NOT NULL DEFAULT 0",  # seconds of rungs run in a judge on a GPU
-}
-
-
-def _first_schema(db: sqlite3.Connection) -> None:
-    """The tables and proposal columns of every store made before user_version was kept; those
-    stores are at user_version 0 with some or all of this already there, so it adds only what
-    is missing."""
-    _execute(db, SCHEMA_SQL)
-    have = {row[1] for row in db.execute("PRAGMA table_info(proposals)")}
-    for name, kind in PROPOSAL_COLUMNS.items():
-        if name not in have:
-            db.execute(f"ALTER TABLE proposals ADD COLUMN {name} {kind}")
-
-
-# Applied in order, each once; append, never edit or reorder, since user_version counts them.
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
-    _first_schema,
-    "ALTER TABLE runs ADD COLUMN interrupted INTEGER",  # 1 for a run a person stopped
-    # The agent's tool calls while writing a version (JSON: tool, arguments, seconds, the run a
-    # climb gave, the tokens of the turn that asked) and the person's hints it was shown.
-    "ALTER TABLE proposals ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]';"
-    "ALTER TABLE proposals ADD COLUMN hints TEXT NOT NULL DEFAULT '[]'",
-]
-
-
-def _execute(db: sqlite3.Connection, script: str) -> None:
-    # Statement by statement: executescript commits first, which would let go of the write lock.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
 
 
 def use_wal(db: sqlite3.Connection) -> None:
@@ -110,31 +43,6 @@ def use_wal(db: sqlite3.Connection) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-
-
-def migrate(db: sqlite3.Connection, path: Path) -> None:
-    """Apply the migrations `db` lacks. Under BEGIN IMMEDIATE, so processes opening a new store
-    at once wait on the busy timeout for the first, then find nothing left to do."""
-    if db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        done = db.execute("PRAGMA user_version").fetchone()[0]
-        if done > len(MIGRATIONS):
-            raise StoreError(
-                f"{path} was written by a newer rung (schema {done}, this one knows {len(MIGRATIONS)}):"
-                " upgrade rung"
-            )
-        for step in MIGRATIONS[done:]:
-            if isinstance(step, str):
-                _execute(db, step)
-            else:
-                step(db)
-        db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
-        db.commit()
-    except BaseException:
-        db.rollback()
-        raise
 
 
 def find_workspace(start: Path | None = None) -> Path:
@@ -172,6 +80,9 @@ def _nearest_workspace(here: Path) -> Path | None:
 
 
 class Store:
+    """A workspace's store, open until closed: `with Store(workspace) as store:` closes it however
+    the block ends."""
+
     def __init__(self, workspace: Path) -> None:
         self.root = workspace / ".rung"
         path = self.root / "rung.db"
@@ -381,3 +292,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -99,11 +99,8 @@ class Worker:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / job.solution_name
             path.write_bytes(job.source_bytes())
-            store = StreamingStore(self.home / "store", self.out, job, self.where)
-            try:
+            with StreamingStore(self.home / "store", self.out, job, self.where) as store:
                 runner.climb(store, problem, device, path, parent=job.parent)
-            finally:
-                store.close()
 
 
 def main(argv: list[str] | None = None) -> int:
