@@ -133,3 +133,24 @@ def test_an_implausible_cost_model_is_called_out(climb):
     roof = rung_of(run, "roofline")
     assert roof.status == Status.FAILED
     assert "likely a cost-model error" in roof.message
+
+
+def test_the_poison_fill_inside_a_call_is_not_counted_as_the_solutions_kernel():
+    """Planted: an output the solution allocates with torch.empty is filled by rung (FillFunctor)
+    inside the call; guard's kernel names (and every reader of a call's work) leave it out."""
+    from rung.common.poison import poisoned_allocations
+    from rung.solution.kernel_names import KernelNames
+
+    x = torch.randn(1 << 20, device="cuda")
+
+    def solution(x):
+        out = torch.empty_like(x)  # poisoned: a fill kernel of rung's, launched inside the call
+        return torch.mul(x, 2, out=out)
+
+    solution(x)
+    torch.cuda.synchronize()
+    with poisoned_allocations(), KernelNames(True) as seen:
+        solution(x)
+        torch.cuda.synchronize()
+    assert not seen.error, seen.error
+    assert len(seen.names) == 1 and "Fill" not in seen.names[0], seen.names

@@ -3,53 +3,57 @@
 from __future__ import annotations
 
 import json
+from itertools import count
 
 import pytest
 
 from rung.spec import Device, RungResult, Status
-from rung.trace import summarize, trace
+from rung.trace import CALL, HARNESS, summarize, trace
 
 H200 = Device("cuda", "NVIDIA H200", "sm_90")
 
 
-def _kernel(name: str, ts: float, dur: float, stream: int = 7, **args) -> dict:
-    return {
-        "ph": "X",
-        "cat": "kernel",
-        "name": name,
-        "ts": ts,
-        "dur": dur,
-        "tid": stream,
-        "args": {"stream": stream, **args},
-    }
+_ids = count(1)
+
+
+def _launched(cat: str, name: str, ts: float, dur: float, at: float, stream: int = 7, **args) -> list[dict]:
+    """Device work and the host launch (at host time `at`, thread 1) it came from, by correlation."""
+    corr = next(_ids)
+    launch = {"cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": at, "dur": 1, "pid": 1, "tid": 1}
+    launch["args"] = {"correlation": corr}
+    work = {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "tid": stream}
+    work["args"] = {"stream": stream, "correlation": corr, **args}
+    return [launch, work]
+
+
+def _kernel(name: str, ts: float, dur: float, at: float, **args) -> list[dict]:
+    return _launched("kernel", name, ts, dur, at, **args)
+
+
+def _range(name: str, ts: float, dur: float) -> dict:
+    return {"ph": "X", "cat": "user_annotation", "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1}
 
 
 def _call(ts: float, dur: float) -> dict:
-    return {"ph": "X", "cat": "gpu_user_annotation", "name": "rung::call", "ts": ts, "dur": dur}
+    return _range(CALL, ts, dur)
 
 
 def two_calls() -> list[dict]:
     """Two timed calls: a 10 us main kernel and a 2 us epilogue 1 us later, and in the second call
-    a device-to-host copy; a kernel outside any call (the L2 flush) must not count."""
+    a device-to-host copy; the L2 flush, launched from rung's harness range, must not count."""
     shape = {"grid": [1024, 1, 1], "block": [128, 1, 1], "registers per thread": 40, "shared memory": 0}
     return [
-        _kernel("flush", 0, 50),
-        _call(100, 20),
-        _kernel("main", 100, 10, **shape),
-        _kernel("epilogue", 111, 2),
-        _kernel("flush", 200, 50),
-        _call(300, 20),
-        _kernel("main", 300, 10, **shape),
-        _kernel("epilogue", 311, 2),
-        {
-            "ph": "X",
-            "cat": "gpu_memcpy",
-            "name": "Memcpy DtoH",
-            "ts": 314,
-            "dur": 1,
-            "tid": 7,
-            "args": {"stream": 7},
-        },
+        _range(HARNESS, 0, 1),
+        *_kernel("flush", 0, 50, at=0.5),
+        _call(90, 5),
+        *_kernel("main", 100, 10, at=91, **shape),
+        *_kernel("epilogue", 111, 2, at=92),
+        _range(HARNESS, 195, 1),
+        *_kernel("flush", 200, 50, at=195.5),
+        _call(290, 5),
+        *_kernel("main", 300, 10, at=291, **shape),
+        *_kernel("epilogue", 311, 2, at=292),
+        *_launched("gpu_memcpy", "Memcpy DtoH", 314, 1, at=293),
     ]
 
 
@@ -67,8 +71,27 @@ def test_per_kernel_figures_are_medians_over_the_calls():
 
 
 def test_a_trace_with_no_kernel_in_a_call_gives_nothing():
-    assert summarize([_call(0, 10), _kernel("flush", 20, 5)]) is None
-    assert summarize([_kernel("k", 0, 5)]) is None  # no call range at all
+    assert summarize([_call(0, 10), *_kernel("flush", 20, 5, at=15)]) is None
+    assert summarize(_kernel("k", 0, 5, at=0)) is None  # no call range at all
+
+
+def test_only_the_kernels_the_solution_launched_count_not_rungs_or_the_reference():
+    """Planted: rung's poison fill of an output the solution allocates runs inside the call (in a
+    harness range within it), an L2 flush launched before the call is still running when the call's
+    kernel starts, and the reference's kernel runs during the call's span from another launch.
+    Counted by time, all three would be the solution's; by who launched them, none is."""
+    events = [
+        _range(HARNESS, 0, 1),
+        *_kernel("flush", 0, 12, at=0.5),
+        _call(2, 20),
+        _range(HARNESS, 3, 2),  # poisoned_allocations: torch.empty inside the call, then the fill
+        *_kernel("at::FillFunctor<int>", 10, 3, at=4),
+        *_kernel("softmax_kernel", 13, 100, at=6),
+        *_kernel("reference_exp_kernel", 50, 5, at=30),  # launched after the call's range ended
+    ]
+    s = summarize(events)
+    assert s is not None and [k["name"] for k in s["kernels"]] == ["softmax_kernel"]
+    assert s["kernels_per_call"] == 1 and s["busy_us"] == 100 and s["span_us"] == 100
 
 
 def test_the_rung_reads_each_case_and_skips_what_it_cannot(tmp_path):
@@ -85,3 +108,21 @@ def test_the_rung_reads_each_case_and_skips_what_it_cannot(tmp_path):
     assert nothing.status == Status.SKIPPED and "no trace held a kernel" in nothing.message
     missing = trace({"bench": RungResult("bench", Status.OK, "", {"cases": []}, [])}, H200)
     assert missing.status == Status.SKIPPED and "no CUPTI trace" in missing.message
+
+
+def test_the_poison_fill_runs_in_a_harness_range_inside_the_call(tmp_path):
+    """Real torch.profiler on the CPU: the fill of an output the solution allocates inside its call
+    is recorded inside a `rung::harness` range, the mark every reader of the call's work leaves out."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from rung.common.poison import poisoned_allocations
+    from rung.trace import enclosing, host_ranges
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof, record_function(CALL), poisoned_allocations():
+        torch.empty(64)
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    fills = [e for e in events if e.get("cat") == "cpu_op" and e.get("name") == "aten::fill_"]
+    assert fills and all(enclosing(host_ranges(events, HARNESS), f) for f in fills)
+    assert all(enclosing(host_ranges(events, CALL), f) for f in fills)

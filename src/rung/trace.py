@@ -1,8 +1,12 @@
 """trace: what the GPU did during one call, kernel by kernel (controller side, pure).
 
 Read from the CUPTI traces the bench rung kept (`case<i>.trace.json`, torch.profiler's Chrome
-trace format: every kernel, memcpy and memset with its stream, and a `rung::call` GPU range per
-timed call). Per benchmark case: kernels per call and, per kernel name, its launches per call,
+trace format: every kernel, memcpy and memset with its stream and the correlation id of the host
+call that launched it, and a `rung::call` host range around each timed call). A call's work is
+what was launched inside its range and not inside a `rung::harness` range (rung's own work: the
+L2 flush, the marker after the call, the poison fill of outputs the solution allocates), matched
+by correlation, not by time: a flush or a reference kernel still running while the call's
+kernels start is never counted as the solution's. Per benchmark case: kernels per call and, per kernel name, its launches per call,
 median duration, share of the call's busy time, streams, and the launch shape the trace records
 (grid, block, registers per thread, shared memory); the call's span against its busy time (the
 launch gaps); copies and memsets inside the call (a `.item()` or `.cpu()` in the timed path shows
@@ -23,6 +27,7 @@ from rung import backends
 from rung.spec import Device, RungResult, Status
 
 CALL = "rung::call"
+HARNESS = "rung::harness"
 SHAPE_ARGS = {
     "grid": "grid",
     "block": "block",
@@ -30,22 +35,51 @@ SHAPE_ARGS = {
     "shared memory": "shared_bytes",
 }
 COPIES = ("gpu_memcpy", "gpu_memset")
+DEVICE_WORK = ("kernel", *COPIES)
+LAUNCHES = ("cuda_runtime", "cuda_driver")  # host calls that launch device work (Triton: the driver's)
+
+
+def host_ranges(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """The host ranges (torch.profiler's `record_function`) named `name`, in time order."""
+    found = [e for e in events if e.get("cat") == "user_annotation" and e.get("name") == name]
+    return sorted(found, key=lambda e: float(e["ts"]))
+
+
+def enclosing(ranges: list[dict[str, Any]], launch: dict[str, Any]) -> dict[str, Any] | None:
+    """The first of `ranges` on the launch's own thread that holds its start, or None."""
+    ts, where = float(launch["ts"]), (launch.get("pid"), launch.get("tid"))
+    for r in ranges:
+        if (r.get("pid"), r.get("tid")) == where and float(r["ts"]) <= ts <= float(r["ts"]) + float(r["dur"]):
+            return r
+    return None
+
+
+def launches_by_correlation(events: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    return {
+        e["args"]["correlation"]: e
+        for e in events
+        if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})
+    }
 
 
 def work_per_call(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]] | None:
-    """The kernels, copies and memsets that start inside each `rung::call` GPU range, in time
-    order, one list per range; None if the trace has no such range."""
-    calls = [e for e in events if e.get("cat") == "gpu_user_annotation" and e.get("name") == CALL]
+    """The kernels, copies and memsets each `rung::call` range launched (not from a
+    `rung::harness` range inside it), in time order, one list per range; None if the trace has
+    no such range. Work with no host record of its launch is nobody's: it is left out."""
+    calls = host_ranges(events, CALL)
     if not calls:
         return None
-    work = sorted(
-        (e for e in events if e.get("cat") == "kernel" or e.get("cat") in COPIES),
-        key=lambda e: float(e["ts"]),
-    )
-    return [
-        [e for e in work if float(c["ts"]) <= float(e["ts"]) < float(c["ts"]) + float(c["dur"])]
-        for c in calls
-    ]
+    harness = host_ranges(events, HARNESS)
+    launches = launches_by_correlation(events)
+    per_call: dict[int, list[dict[str, Any]]] = {id(c): [] for c in calls}
+    for work in sorted((e for e in events if e.get("cat") in DEVICE_WORK), key=lambda e: float(e["ts"])):
+        launch = launches.get(work.get("args", {}).get("correlation"))
+        if launch is None or enclosing(harness, launch) is not None:
+            continue
+        holder = enclosing(calls, launch)
+        if holder is not None:
+            per_call[id(holder)].append(work)
+    return [per_call[id(c)] for c in calls]
 
 
 def span_and_busy_us(inside: list[dict[str, Any]]) -> tuple[float, float]:

@@ -21,14 +21,20 @@ import torch
 
 from rung.common.timing import Flusher, Policy, timed
 from rung.stats import summary
-from rung.trace import CALL, span_and_busy_us, work_per_call
+from rung.trace import (
+    CALL,
+    DEVICE_WORK,
+    HARNESS,
+    enclosing,
+    host_ranges,
+    launches_by_correlation,
+    span_and_busy_us,
+    work_per_call,
+)
 
-HARNESS = "rung::harness"
 MARK_CYCLES = 1000  # the marker after each profiled call: a spin of about half a microsecond
 LATE_SLACK_US = 1.0
 CUPTI_MIN_CALLS, CUPTI_MAX_CALLS = 20, 100
-DEVICE_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
-LAUNCHES = ("cuda_runtime", "cuda_driver")
 
 
 class Walls:
@@ -105,12 +111,13 @@ def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -
 
 
 def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per `rung::call` GPU range of a trace: the span from the first device activity's start to
-    the last one's end, kernels, copies and memsets alike (a copy is work the call asked for: a
-    `copy_` into a preallocated output is a memcpy, not a kernel), the busy time, and the kernels."""
+    """Per `rung::call` range of a trace, over the work it launched: the span from the first
+    device activity's start to the last one's end, kernels, copies and memsets alike (a copy is
+    work the call asked for: a `copy_` into a preallocated output is a memcpy, not a kernel), the
+    busy time, and the kernels."""
     per_call = work_per_call(events)
     if per_call is None:
-        return {"error": "the trace has no GPU range for the call"}
+        return {"error": "the trace has no range for the call"}
     spans, busy, names, copies = [], [], [], []
     for inside in per_call:
         kernels = [e["name"] for e in inside if e.get("cat") == "kernel"]
@@ -122,7 +129,7 @@ def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
         names.append(kernels)
         copies.append(len(inside) - len(kernels))
     if not spans:
-        return {"error": "no kernel ran inside the call's GPU range"}
+        return {"error": "the calls launched no kernel"}
     return {
         "spans_ms": spans,
         "busy_ms": sorted(busy)[len(busy) // 2],
@@ -138,22 +145,15 @@ def left_running(events: list[dict[str, Any]]) -> dict[str, Any]:
     call and no harness range (a thread of the solution's, still launching after its call
     returned), and `late_calls`, calls with work that ended after the marker following the call
     in its stream began (work on a stream the call never joined back). With names, for the message."""
-    ranges = sorted(
-        (e for e in events if e.get("cat") == "user_annotation" and e.get("name") in (CALL, HARNESS)),
-        key=lambda e: float(e["ts"]),
-    )
-    launches = {
-        e["args"]["correlation"]: e
-        for e in events
-        if e.get("cat") in LAUNCHES and "correlation" in e.get("args", {})
-    }
+    ranges = sorted(host_ranges(events, CALL) + host_ranges(events, HARNESS), key=lambda e: float(e["ts"]))
+    launches = launches_by_correlation(events)
     owner: dict[int, list[dict[str, Any]]] = {id(r): [] for r in ranges}
     outside: list[str] = []
     for work in (e for e in events if e.get("cat") in DEVICE_WORK):
         launch = launches.get(work.get("args", {}).get("correlation"))
         if launch is None:
             continue  # no host record of the launch: nothing to say
-        holder = _enclosing(ranges, launch)
+        holder = enclosing(ranges, launch)
         if holder is None:
             outside.append(str(work.get("name", "?")))
         else:
@@ -167,11 +167,3 @@ def left_running(events: list[dict[str, Any]]) -> dict[str, Any]:
         if ends and max(ends) > mark + LATE_SLACK_US:
             late += 1
     return {"outside_launches": len(outside), "outside_names": sorted(set(outside))[:5], "late_calls": late}
-
-
-def _enclosing(ranges: list[dict[str, Any]], launch: dict[str, Any]) -> dict[str, Any] | None:
-    ts, where = float(launch["ts"]), (launch.get("pid"), launch.get("tid"))
-    for r in ranges:
-        if (r.get("pid"), r.get("tid")) == where and float(r["ts"]) <= ts <= float(r["ts"]) + float(r["dur"]):
-            return r
-    return None

@@ -4,7 +4,8 @@ While a solution runs under `poisoned_allocations()`, `torch.empty`, `empty_like
 `empty_strided` and `Tensor.new_empty` return tensors filled with a NaN carrying a payload (or
 an unlikely integer), so an output element the kernel never wrote is found afterwards by its bit
 pattern, told apart from a NaN the kernel computed. int8, uint8 and bool have no pattern rare
-enough and are filled but not detected.
+enough and are filled but not detected. The fill is rung's work inside the solution's call: it
+runs in a `rung::harness` range, so no trace of the call counts it as the solution's kernel.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
+from torch.profiler import record_function
+
+from rung.trace import HARNESS
 
 # dtype -> (integer view dtype, bit pattern)
 PATTERNS: dict[torch.dtype, tuple[torch.dtype, int]] = {
@@ -31,6 +35,12 @@ def poison(t: torch.Tensor) -> torch.Tensor:
     """Fill `t` with its dtype's marker (in place) and return it."""
     if t.numel() == 0:
         return t
+    with record_function(HARNESS):
+        _fill(t)
+    return t
+
+
+def _fill(t: torch.Tensor) -> None:
     if t.dtype in PATTERNS:
         view_dtype, bits = PATTERNS[t.dtype]
         t.view(view_dtype).fill_(bits)
@@ -40,7 +50,6 @@ def poison(t: torch.Tensor) -> torch.Tensor:
         t.fill_(True)
     else:
         t.fill_(0x5A)
-    return t
 
 
 def poisoned_mask(t: torch.Tensor) -> torch.Tensor:

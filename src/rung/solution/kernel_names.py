@@ -3,7 +3,9 @@
 Guard's `kernel_launched` asks for them on a GPU: each backend recognises its own kernels by name
 (`KernelBackend.owns_kernel`), so a CUDA C++, CuTe DSL or TileLang solution that only calls torch
 is seen to launch none of its backend's kernels. The names are read from the profiler's Chrome
-trace, kernel events only (copies and memsets are not kernels), as bench's CUPTI pass reads them.
+trace as bench's CUPTI pass reads them: the call runs in a `rung::call` range, and only the
+kernels launched inside it count, not those of rung's own `rung::harness` ranges within it (the
+poison fill of every output the solution allocates), nor copies and memsets.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 import os
 import tempfile
 from typing import Any
+
+from rung.trace import CALL, work_per_call
 
 
 class KernelNames:
@@ -24,14 +28,18 @@ class KernelNames:
         self.names: list[str] = []
         self.error = ""
         self._profiler: Any = None
+        self._call: Any = None
 
     def __enter__(self) -> KernelNames:
         if self.on:
             try:
-                from torch.profiler import ProfilerActivity, profile
+                from torch.profiler import ProfilerActivity, profile, record_function
 
-                self._profiler = profile(activities=[ProfilerActivity.CUDA])
+                # CPU activity too: the host ranges and launches that tell whose kernel is whose
+                self._profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
                 self._profiler.__enter__()
+                self._call = record_function(CALL)
+                self._call.__enter__()
             except Exception as e:
                 self._profiler, self.error = None, f"{type(e).__name__}: {e}"
         return self
@@ -40,6 +48,8 @@ class KernelNames:
         if self._profiler is None:
             return
         try:
+            if self._call is not None:
+                self._call.__exit__(*exc)
             self._profiler.__exit__(*exc)
             self.names = _kernels(self._profiler)
         except Exception as e:
@@ -55,5 +65,6 @@ def _kernels(profiler: Any) -> list[str]:
             events = json.load(f).get("traceEvents", [])
     finally:
         os.unlink(path)
-    kernels = sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: float(e["ts"]))
-    return [str(e["name"]) for e in kernels]
+    return [
+        str(e["name"]) for inside in work_per_call(events) or [] for e in inside if e.get("cat") == "kernel"
+    ]
