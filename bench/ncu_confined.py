@@ -82,18 +82,21 @@ def main() -> int:
     ]
     for name, folder, read, write in variants:
         scratch = Path(tempfile.mkdtemp())
-        log = scratch / "ncu.csv"
+        log, report = scratch / "ncu.log", scratch / "report.ncu-rep"
         extra = json.dumps({"read": read, "write": write, "rung": name.endswith("+rung")})
         done = subprocess.run(
             ncu.command(
-                str(exe), log, [sys.executable, "-c", TARGET, name.split("+")[0], str(scratch), folder, extra]
+                str(exe),
+                report,
+                log,
+                [sys.executable, "-c", TARGET, name.split("+")[0], str(scratch), folder, extra],
             ),
             capture_output=True,
             text=True,
             timeout=120,
         )
         text = log.read_text(errors="replace") if log.exists() else ""
-        kernels = len(ncu.parse(text))
+        kernels = int(report.exists())  # a report: ncu profiled the confined call
         said = (done.stdout + done.stderr).strip().splitlines()[-5:]
         errors = [ln for ln in text.splitlines() if ln.startswith(("==ERROR==", "==WARNING=="))][:6]
         results[name] = {"exit": done.returncode, "kernels": kernels, "said": said, "ncu": errors}

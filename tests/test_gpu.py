@@ -75,6 +75,22 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
     hottest = profile.metrics["kernels"][0]
     assert "add" in hottest["name"] and hottest["reading"].startswith("memory-bound"), hottest
     assert 1000 < hottest["dram_gbps"] < 5000  # the last case is 2^28 floats: DRAM, not L2
+    assert hottest["speed_of_light"]["dram_pct"] > 50 and hottest["launch"]["grid"] > 0, hottest
+    assert 0.9 < profile.metrics["excess_traffic_x"] < 1.2, profile.metrics  # reads 2, writes 1: no more
+    assert len(profile.message.splitlines()) < 40
+    assert any(a.endswith("report.ncu-rep") for a in profile.artifacts)
+
+
+def test_the_tuned_softmax_profile_and_trace_hold_its_own_kernel_only(climb):
+    """No kernel of rung's (poison, flush, copies) or of the reference is profiled or counted."""
+    softmax = PROBLEMS / "softmax"
+    run = climb(softmax, softmax / "solutions" / "correct" / "tuned.py")
+    profile = rung_of(run, "profile")
+    assert profile.status == Status.OK, profile.message
+    assert [k["name"] for k in profile.metrics["kernels"]] == ["softmax_kernel"], profile.message
+    assert profile.metrics["launches"] == 1 and profile.metrics["excess_traffic_x"] < 1.2
+    for case in rung_of(run, "trace").metrics["cases"]:
+        assert [k["name"] for k in case["kernels"]] == ["softmax_kernel"], case
 
 
 def test_a_kernel_wrong_at_benchmark_size_is_never_timed(climb):

@@ -1,8 +1,10 @@
-"""The profile rung: ncu's raw CSV read back, the readings, and every way ncu can fail, with a
-stand-in `ncu` (the real one runs in the gpu tests)."""
+"""The profile rung: Nsight Compute's report read through ncu_report into sections, rules, the
+bottleneck and the excess traffic, and every way ncu can fail, with a stand-in `ncu` and a
+stand-in `ncu_report` module (the real ones run in the gpu tests)."""
 
 from __future__ import annotations
 
+import json
 import stat
 import sys
 from pathlib import Path
@@ -12,39 +14,81 @@ import pytest
 from rung import ncu
 from rung.judge.rungs.profile import profile
 from rung.judge.session import Session
-from rung.profile import reading
+from rung.ncu_sections import rules, sections
+from rung.profile import SUMMARY_LINES, bottleneck, summarize
 from rung.spec import Status
 from tests.conftest import FIXTURES
 
-RAW = (FIXTURES / "ncu" / "raw.csv").read_text()
+EXPORT = FIXTURES / "ncu" / "export.json"
+FAKE_MODULE = FIXTURES / "ncu" / "fake_module"
 
 
-def test_raw_csv_reads_one_dict_per_launch_in_base_units():
-    launches = ncu.parse(RAW)
-    assert [la["kernel"] for la in launches] == ["add_kernel", "add_kernel", "finish_kernel"]
-    first = launches[0]
-    assert first["duration_ns"] == 1_020_416 and first["dram_read_bytes"] == 2**31
-    assert first["memory_pct"] == pytest.approx(93.1) and first["registers"] == 26
-    assert ncu.parse("==PROF== Connected\n==ERROR== no kernels were profiled\n") == []
+def _kernels() -> list[dict]:
+    return json.loads(EXPORT.read_text())["kernels"]
+
+
+def test_sections_read_every_figure_in_base_units():
+    s = sections(_kernels()[0])
+    assert s["speed_of_light"]["duration_ns"] == pytest.approx(2500)  # 2.5 usecond
+    assert s["memory"]["dram_read_bytes"] == pytest.approx(32768)  # 32.768 Kbyte
+    assert s["memory"]["dram_write_bytes"] == 16384 and s["memory"]["l2_hit_pct"] == 50.9
+    assert list(s["warp_state"]["stalls"]) == ["long_scoreboard", "wait", "barrier"]  # most first
+    assert s["occupancy"]["limit_registers_blocks"] == 2 and s["launch"]["registers"] == 26
+    assert "sms" not in s["launch"]  # not collected: left out, not zero
+
+
+def test_rules_that_fired_largest_estimated_speedup_first_oks_dropped():
+    fired = rules(_kernels()[0])
+    assert [r["rule"] for r in fired] == ["UncoalescedGlobalAccess", "AchievedOccupancy", "SOLBottleneck"]
+    assert fired[0]["speedup_pct"] == 33.3 and fired[0]["title"] == "Uncoalesced Global Accesses"
+    assert fired[1]["speedup_pct"] == 6.4  # read from the text the export left
+    assert "speedup_pct" not in fired[2]
 
 
 @pytest.mark.parametrize(
-    ("sm", "memory", "says"),
-    [(21, 93, "memory-bound"), (88, 40, "compute-bound"), (30, 45, "latency-bound"), (None, 50, "no Speed")],
+    ("sol", "says"),
+    [
+        ({"sm_pct": 21, "memory_pct": 93, "dram_pct": 93, "l2_pct": 40}, "memory-bound: DRAM at 93%"),
+        ({"sm_pct": 21, "memory_pct": 80, "dram_pct": 20, "l2_pct": 80}, "memory-bound: L2 at 80%"),
+        ({"sm_pct": 88, "memory_pct": 40}, "compute-bound: SM at 88%"),
+        ({"sm_pct": 30, "memory_pct": 45}, "latency-bound: SM 30% and memory 45%"),
+        ({"memory_pct": 50}, "no Speed Of Light"),
+    ],
 )
-def test_readings(sm, memory, says):
-    assert reading(sm, memory).startswith(says)
+def test_bottleneck(sol, says):
+    secs = {
+        "speed_of_light": sol,
+        "warp_state": {"stalls": {"barrier": 9.5}},
+        "occupancy": {"achieved_pct": 12},
+    }
+    assert bottleneck(secs).startswith(says)
+    if says.startswith("latency"):
+        assert "stall most on barrier (waiting at a block barrier, 9.5 cycles per issue); occupancy 12%" in (
+            bottleneck(secs)
+        )
 
 
-def fake_ncu(tmp_path: Path, monkeypatch, body: str) -> None:
-    """An executable standing in for ncu: `body` runs with LOG bound to its --log-file."""
+def test_kernels_group_their_launches_hottest_first():
+    double, finish = summarize(_kernels())
+    assert double["name"] == "double_kernel" and double["launches"] == 2 and double["total_us"] == 5.0
+    assert double["dram_bytes"] == 2 * 49152 and double["dram_gbps"] == pytest.approx(49152 / 2500)
+    assert double["reading"].startswith("memory-bound: DRAM at 84%") and double["occupancy_pct"] == 46.8
+    assert finish["reading"].startswith("latency-bound") and "barrier" in finish["reading"]
+
+
+def fake_ncu(tmp_path: Path, monkeypatch, body: str, module: Path | None = FAKE_MODULE) -> None:
+    """An executable standing in for ncu: `body` runs with LOG bound to its --log-file and REPORT
+    to its --export; `module`, the folder the judge finds ncu_report in (None: nowhere)."""
     exe = tmp_path / "ncu"
     exe.write_text(
         f"#!{sys.executable}\nimport sys, time\nLOG = sys.argv[sys.argv.index('--log-file') + 1]\n"
+        "REPORT = sys.argv[sys.argv.index('--export') + 1]\n"
+        "assert sys.argv[sys.argv.index('--set') + 1] == 'full'\n"
         f"assert sys.argv[sys.argv.index('--clock-control') + 1] == 'none'\n{body}\n"
     )
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(ncu, "find", lambda: str(exe))
+    monkeypatch.setattr(ncu, "python_module_dirs", lambda exe: [module] if module else [])
 
 
 TINY = FIXTURES / "tiny"
@@ -65,16 +109,30 @@ def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
     return profile(session, {})
 
 
-def test_kernels_hottest_first_with_their_reading(tmp_path, monkeypatch):
-    fake_ncu(tmp_path, monkeypatch, f"open(LOG, 'w').write({RAW!r})")
+def test_the_report_is_read_through_ncu_report_into_a_summary_under_40_lines(tmp_path, monkeypatch):
+    fake_ncu(tmp_path, monkeypatch, f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT)")
     r = run_profile(tmp_path, 30)
     assert r.status == Status.OK, r.message
-    add, finish = r.metrics["kernels"]
-    assert add["name"] == "add_kernel" and add["launches"] == 2 and add["total_us"] == pytest.approx(2030.528)
-    assert add["dram_gbps"] == pytest.approx(3 * 2**30 / 1_015_264)  # median bytes over median time
-    assert add["reading"].startswith("memory-bound") and finish["reading"].startswith("latency-bound")
-    assert "add_kernel: 1015.3 us x2; memory-bound" in r.message
-    assert any(a.endswith("ncu.csv") for a in r.artifacts)
+    lines = r.message.splitlines()
+    assert len(lines) < SUMMARY_LINES
+    assert lines[0].startswith("3 launch(es) of 2 kernel(s) in one call of {'n': 4096}, hottest first; ")
+    assert "bottleneck: double_kernel: memory-bound: DRAM at 84% of peak" in lines[0]
+    # the tiny problem's cost model: 8 bytes per element, 32768 at n=4096; ncu saw 2 x 49152 + 0
+    assert r.metrics["excess_traffic_x"] == pytest.approx(3.0) and "excess traffic x3.00" in lines[1]
+    assert "  rule UncoalescedGlobalAccess (est. speedup 33%): Uncoalesced Global Accesses: This kernel" in r.message
+    assert any(ln.startswith("  warp state: 36.7 cycles per issued instruction; stalls") for ln in lines)
+    assert any(
+        ln.startswith("  occupancy: achieved 47%, of theoretical 50%; limited by registers") for ln in lines
+    )
+    assert lines[-1].startswith("full report for ncu-ui: ") and lines[-1].endswith("report.ncu-rep")
+    assert {Path(a).name for a in r.artifacts} >= {"report.ncu-rep", "report.json", "target.log"}
+
+
+def test_without_ncu_report_the_report_is_kept_and_the_rung_says_so(tmp_path, monkeypatch):
+    fake_ncu(tmp_path, monkeypatch, f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT)", module=None)
+    r = run_profile(tmp_path, 30)
+    assert r.status == Status.SKIPPED and "ncu_report" in r.message and "kept for ncu-ui" in r.message
+    assert any(a.endswith("report.ncu-rep") for a in r.artifacts)
 
 
 def test_no_counter_permission_is_skipped_saying_so(tmp_path, monkeypatch):

@@ -1,35 +1,23 @@
-"""Nsight Compute on the command line: the metrics rung asks for and how its CSV reads back.
+"""Nsight Compute on the command line: how rung runs it, and where its Python module lives.
 
-rung runs `ncu --csv --page raw --print-units base --metrics ...` with `--clock-control none`
-(clocks as they are: never changed) and only the kernels inside one NVTX range, writing ncu's
-own output to a log file so that nothing the profiled program prints can pass for a figure.
-The raw page is a header row (`Kernel Name`, then one column per metric), a units row, then one
-row per profiled launch.
+rung runs `ncu --set full --import-source yes` with `--clock-control none` (clocks as they are:
+never changed) on only the kernels inside one NVTX range, the solution's call, and has ncu write
+its report (`.ncu-rep`, kept for ncu-ui) and its own output to a log file, so nothing the
+profiled program prints can pass for a figure. The report is read with `ncu_report`, the Python
+module that ships with Nsight Compute (`extras/python` of its install folder), by the judge
+(`rung.judge.ncu_export`), never through the console's CSV.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import glob
 import shutil
 from pathlib import Path
 
 NVTX_RANGE = "rung::profile"
-
-# name in rung's figures -> ncu metric (the Speed Of Light section's headline counters and a few more)
-METRICS = {
-    "duration_ns": "gpu__time_duration.sum",
-    "sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "memory_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram_pct": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram_read_bytes": "dram__bytes_read.sum",
-    "dram_write_bytes": "dram__bytes_write.sum",
-    "l2_hit_pct": "lts__t_sector_hit_rate.pct",
-    "occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "registers": "launch__registers_per_thread",
-    "grid": "launch__grid_size",
-    "block": "launch__block_size",
-}
+# Where Nsight Compute installs: its own installer, and inside a CUDA toolkit. The `ncu` on PATH
+# may be the toolkit's wrapper script (/usr/local/cuda/bin/ncu), whose folder holds no module.
+INSTALL_GLOBS = ("/opt/nvidia/nsight-compute/*", "/usr/local/cuda*/nsight-compute*")
 
 
 def find() -> str | None:
@@ -37,49 +25,35 @@ def find() -> str | None:
     return shutil.which("ncu") or shutil.which("ncu", path="/usr/local/cuda/bin")
 
 
-def command(exe: str, log: Path, target: list[str]) -> list[str]:
+def command(exe: str, report: Path, log: Path, target: list[str]) -> list[str]:
+    """ncu writing the full set of sections, with the kernels' source, to `report` (.ncu-rep)."""
     return [
         exe,
         "--clock-control",
         "none",
+        "--set",
+        "full",
+        "--import-source",
+        "yes",
         "--nvtx",
         "--nvtx-include",
         f"{NVTX_RANGE}/",
-        "--metrics",
-        ",".join(METRICS.values()),
-        "--csv",
-        "--page",
-        "raw",
-        "--print-units",
-        "base",
+        "--force-overwrite",
+        "--export",
+        str(report),
         "--log-file",
         str(log),
         *target,
     ]
 
 
-def parse(text: str) -> list[dict[str, float | str | None]]:
-    """One dict per profiled launch: `kernel` and each of METRICS as a number (None where ncu
-    printed none). Lines before the header (ncu's `==PROF==` notes) are skipped."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    at = next((i for i, r in enumerate(rows) if "Kernel Name" in r and METRICS["duration_ns"] in r), None)
-    if at is None:
-        return []
-    header = rows[at]
-    launches: list[dict[str, float | str | None]] = []
-    for row in rows[at + 2 :]:  # past the units row
-        if len(row) != len(header):
-            continue
-        cells = dict(zip(header, row, strict=True))
-        launch: dict[str, float | str | None] = {"kernel": cells["Kernel Name"]}
-        for name, metric in METRICS.items():
-            launch[name] = _number(cells.get(metric, ""))
-        launches.append(launch)
-    return launches
-
-
-def _number(cell: str) -> float | None:
-    try:
-        return float(cell.replace(",", ""))
-    except ValueError:
-        return None
+def python_module_dirs(exe: str | None) -> list[Path]:
+    """Folders holding `ncu_report.py`, the one beside the executable first (its report format),
+    then every install found, newest first."""
+    roots: list[Path] = []
+    if exe:
+        roots.append(Path(exe).resolve().parent)
+    roots += [Path(p) for p in sorted(glob.glob(INSTALL_GLOBS[0]), reverse=True)]
+    roots += [Path(p) for p in sorted(glob.glob(INSTALL_GLOBS[1]), reverse=True)]
+    found = [r / "extras" / "python" for r in roots if (r / "extras" / "python" / "ncu_report.py").is_file()]
+    return list(dict.fromkeys(found))

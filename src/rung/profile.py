@@ -1,125 +1,272 @@
-"""profile: reading Nsight Compute's figures for the kernels of one call of the largest benchmark case.
+"""profile: what Nsight Compute found in one call of the last benchmark case, for a person or an agent.
 
-The judge runs the solution in a confined process of its own (`rung.solution.profile_target`, on
-inputs the judge drew and saved) under `ncu --clock-control none`, which profiles only the
-kernels inside the call's NVTX range (`rung.judge.rungs.profile`); this module turns what ncu
-wrote into the rung's result. Per kernel, hottest first: its time, the Speed Of Light figures
-(SM and memory throughput as a percent of peak, DRAM throughput and bytes, L2 hit rate),
-achieved occupancy, registers and launch shape; and one plain reading for a person or an agent:
-memory-bound, compute-bound, or latency-bound (neither above LATENCY_BOUND_BELOW percent of
-peak: too little work in flight, or stalls). ncu's CSV and the program's output are kept.
+The judge runs the solution in a confined process of its own under `ncu --set full` (only the
+kernels inside the call's NVTX range: no kernel of rung's, none of the reference), keeps the
+report for ncu-ui, and has `ncu_report` turn it into JSON (`rung.judge.ncu_export`); this module
+reads that JSON. Per kernel, hottest first: every section's figures (`rung.ncu_sections`), the
+rules ncu fired with their estimated speedups, and the bottleneck in words: memory-bound (naming
+the busiest level of DRAM, L2 and L1), compute-bound, or latency-bound (neither SM nor memory
+above LATENCY_BOUND_BELOW percent of peak), naming then the stall that holds warps most. The
+call's DRAM bytes against the cost model's minimum: "excess traffic x1.9". The summary, under
+SUMMARY_LINES lines, is the rung's message.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from rung import ncu
+from rung import ncu_sections
 from rung.spec import RungResult, Status
 
 PROFILER_REFUSED = ("Failed to profile", "Failed to initialize the profiler")  # ncu's words, on an H200
 LATENCY_BOUND_BELOW = 60.0  # percent of peak, SM and memory both
 TAIL_LINES = 6
+SUMMARY_LINES = 40
+DETAILED_KERNELS = 3
+RULES_SHOWN = 3
+STALL_WORDS = {
+    "long_scoreboard": "waiting on global or local memory",
+    "short_scoreboard": "waiting on shared memory or special math",
+    "barrier": "waiting at a block barrier",
+    "membar": "waiting at a memory barrier",
+    "wait": "a fixed-latency dependency",
+    "math_pipe_throttle": "a busy math pipe",
+    "mio_throttle": "a full shared-memory instruction queue",
+    "lg_throttle": "a full global-memory instruction queue",
+    "tex_throttle": "a full texture queue",
+    "not_selected": "another warp issuing",
+    "dispatch_stall": "the dispatcher",
+    "branch_resolving": "a branch",
+    "no_instruction": "instruction fetch",
+    "imc_miss": "the constant cache",
+    "drain": "memory writes draining at exit",
+    "sleeping": "sleep",
+}
 
 
-def interpret(log: Path, target_log: Path, code: int | None, seconds: float, timeout_s: float) -> RungResult:
-    """The profile rung's result from what ncu wrote (`log`) and what the target said."""
-    if code is None:
-        return RungResult(
-            "profile", Status.TIMEOUT, f"ncu still running after {timeout_s:g} s; killed", seconds=timeout_s
-        )
-    text = log.read_text(errors="replace") if log.exists() else ""
-    artifacts = [str(p) for p in (log, target_log) if p.exists()]
-    launches = ncu.parse(text)
-    if not launches:
-        said = _tail(text) + _tail(target_log.read_text(errors="replace") if target_log.exists() else "")
-        if any("ERR_NVGPUCTRPERM" in line for line in said):
-            return RungResult(
-                "profile",
-                Status.SKIPPED,
-                "ncu may not read this GPU's performance counters here (ERR_NVGPUCTRPERM)",
-                {"said": said},
-                artifacts,
-                seconds,
-            )
-        refused = next((ln for ln in said if any(m in ln for m in PROFILER_REFUSED)), "")
-        if refused:  # ncu's own failure to attach, not the solution's: nothing measured, said so
-            return RungResult(
-                "profile",
-                Status.SKIPPED,
-                f"Nsight Compute could not profile the confined solution process: {refused}",
-                {"said": said},
-                artifacts,
-                seconds,
-            )
-        why = f"the profiled call failed (exit code {code})" if code else "ncu profiled no kernel in the call"
-        return RungResult(
-            "profile", Status.ERROR, f"{why}: {said[-1] if said else ''}", {"said": said}, artifacts, seconds
-        )
-    kernels = summarize(launches)
-    lines = [_line(k) for k in kernels[:3]]
-    more = f"\n  ... {len(kernels) - 3} more kernel(s) in {log}" if len(kernels) > 3 else ""
+def failed(
+    log_text: str, target_text: str, code: int | None, artifacts: list[str], seconds: float
+) -> RungResult:
+    """The result when ncu wrote no report: its own refusal (SKIPPED), or the call's failure."""
+    said = _tail(log_text) + _tail(target_text)
+    if any("ERR_NVGPUCTRPERM" in line for line in said):
+        why = "ncu may not read this GPU's performance counters here (ERR_NVGPUCTRPERM)"
+        return RungResult("profile", Status.SKIPPED, why, {"said": said}, artifacts, seconds)
+    refused = next((ln for ln in said if any(m in ln for m in PROFILER_REFUSED)), "")
+    if refused:  # ncu's own failure to attach, not the solution's: nothing measured, said so
+        why = f"Nsight Compute could not profile the confined solution process: {refused}"
+        return RungResult("profile", Status.SKIPPED, why, {"said": said}, artifacts, seconds)
+    why = f"the profiled call failed (exit code {code})" if code else "ncu profiled no kernel in the call"
     return RungResult(
-        "profile",
-        Status.OK,
-        f"{len(launches)} launch(es) of {len(kernels)} kernel(s) in one call of the last benchmark case, "
-        f"hottest first\n" + "\n".join(lines) + more,
-        {"kernels": kernels, "launches": len(launches)},
-        artifacts,
-        seconds,
+        "profile", Status.ERROR, f"{why}: {said[-1] if said else ''}", {"said": said}, artifacts, seconds
     )
 
 
-def summarize(launches: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per kernel name, hottest (most total time) first: launches, total and median time, and the
-    medians of every other figure over its launches, with the reading."""
-    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for launch in launches:
-        by_name[str(launch["kernel"])].append(launch)
-    kernels = []
-    for name, group in by_name.items():
-        k: dict[str, Any] = {"name": name, "launches": len(group)}
-        for key in ncu.METRICS:
-            values = [g[key] for g in group if g.get(key) is not None]
-            if values:
-                k[key] = statistics.median(values)
-        durations = [g["duration_ns"] for g in group if g.get("duration_ns") is not None]
-        k["total_us"] = sum(durations) / 1e3
-        moved = k.get("dram_read_bytes", 0) + k.get("dram_write_bytes", 0)
-        if k.get("duration_ns"):
-            k["dram_gbps"] = moved / k["duration_ns"]  # bytes per ns = GB/s
-        k["reading"] = reading(k.get("sm_pct"), k.get("memory_pct"))
-        kernels.append(k)
-    return sorted(kernels, key=lambda k: -k["total_us"])
-
-
-def reading(sm_pct: float | None, memory_pct: float | None) -> str:
-    if sm_pct is None or memory_pct is None:
-        return "no Speed Of Light figures"
-    if max(sm_pct, memory_pct) < LATENCY_BOUND_BELOW:
-        return (
-            f"latency-bound: SM {sm_pct:.0f}% and memory {memory_pct:.0f}% of peak "
-            "(too little work in flight, or stalls)"
+def interpret(
+    exported: dict[str, Any], case: Any, min_bytes: float | None, artifacts: list[str], seconds: float
+) -> RungResult:
+    """The rung's result from the exported report of one call of `case`."""
+    kernels = summarize(exported.get("kernels", []))
+    if not kernels:
+        return RungResult(
+            "profile", Status.ERROR, "ncu profiled no kernel in the call", {}, artifacts, seconds
         )
-    if memory_pct >= sm_pct:
-        return f"memory-bound: memory {memory_pct:.0f}% of peak, SM {sm_pct:.0f}%"
-    return f"compute-bound: SM {sm_pct:.0f}% of peak, memory {memory_pct:.0f}%"
+    moved = sum(k["dram_bytes"] for k in kernels)
+    figures: dict[str, Any] = {"kernels": kernels, "launches": sum(k["launches"] for k in kernels)}
+    figures["dram_bytes"] = moved
+    if min_bytes:
+        figures["min_bytes"] = min_bytes
+        figures["excess_traffic_x"] = moved / min_bytes
+    report = next((a for a in artifacts if a.endswith(".ncu-rep")), "")
+    return RungResult(
+        "profile", Status.OK, "\n".join(summary(kernels, figures, case, report)), figures, artifacts, seconds
+    )
 
 
-def _line(k: dict[str, Any]) -> str:
-    figures = [f"{k.get('duration_ns', 0) / 1e3:.1f} us x{k['launches']}", k["reading"]]
-    if "dram_gbps" in k:
-        figures.append(f"DRAM {k['dram_gbps']:.0f} GB/s")
-    for key, label in (("l2_hit_pct", "L2 hit"), ("occupancy_pct", "occupancy")):
-        if key in k:
-            figures.append(f"{label} {k[key]:.0f}%")
-    if "registers" in k:
-        figures.append(f"{k['registers']:.0f} regs")
-    return f"  {k['name'][:70]}: " + "; ".join(figures)
+def summarize(exported_kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per kernel name, hottest (most total time) first: launches, its sections (of its longest
+    launch), rules, the bottleneck, and the headline figures flat (duration_ns, dram_gbps,
+    occupancy_pct, registers, reading) for tables."""
+    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for launch in exported_kernels:
+        by_name[str(launch.get("name", "?"))].append(launch)
+    out = []
+    for name, launches in by_name.items():
+        read = [(ncu_sections.sections(launch), launch) for launch in launches]
+        total_ns = sum(s["speed_of_light"].get("duration_ns", 0.0) for s, _ in read)
+        secs, raw = max(read, key=lambda sk: sk[0]["speed_of_light"].get("duration_ns", 0.0))
+        sol = secs["speed_of_light"]
+        dram = _dram(secs)
+        k: dict[str, Any] = {"name": name, "launches": len(launches), "total_us": total_ns / 1e3, **secs}
+        k["rules"] = ncu_sections.rules(raw)
+        k["dram_bytes"] = sum(_dram(s) for s, _ in read)  # every launch's, for the call's total
+        k["reading"] = bottleneck(secs)
+        if "duration_ns" in sol:
+            k["duration_ns"] = sol["duration_ns"]
+            k["dram_gbps"] = dram / sol["duration_ns"] if sol["duration_ns"] else 0.0
+        for flat, (section, key) in {
+            "occupancy_pct": ("occupancy", "achieved_pct"),
+            "registers": ("launch", "registers"),
+        }.items():
+            if key in secs[section]:
+                k[flat] = secs[section][key]
+        out.append(k)
+    return sorted(out, key=lambda k: -k["total_us"])
+
+
+def _dram(secs: dict[str, Any]) -> float:
+    return float(secs["memory"].get("dram_read_bytes", 0.0) + secs["memory"].get("dram_write_bytes", 0.0))
+
+
+def bottleneck(secs: dict[str, Any]) -> str:
+    """What limits the kernel, in one line."""
+    sol = secs["speed_of_light"]
+    sm, memory = sol.get("sm_pct"), sol.get("memory_pct")
+    if sm is None or memory is None:
+        return "no Speed Of Light figures"
+    if max(sm, memory) >= LATENCY_BOUND_BELOW:
+        if memory >= sm:
+            levels = [
+                (level, sol[key])
+                for level, key in (("DRAM", "dram_pct"), ("L2", "l2_pct"), ("L1", "l1_pct"))
+                if key in sol
+            ]
+            level, pct = max(levels, key=lambda lp: lp[1]) if levels else ("memory", memory)
+            return f"memory-bound: {level} at {pct:.0f}% of peak (memory {memory:.0f}%, SM {sm:.0f}%)"
+        return f"compute-bound: SM at {sm:.0f}% of peak (memory {memory:.0f}%)"
+    said = f"latency-bound: SM {sm:.0f}% and memory {memory:.0f}% of peak"
+    stalls = secs["warp_state"].get("stalls", {})
+    if stalls:
+        reason, cycles = next(iter(stalls.items()))
+        said += f"; warps stall most on {reason} ({STALL_WORDS.get(reason, reason)}, {cycles:.1f} cycles per issue)"
+    occupancy = secs["occupancy"].get("achieved_pct")
+    if occupancy is not None and occupancy < 50:
+        said += f"; occupancy {occupancy:.0f}%"
+    return said
+
+
+def summary(kernels: list[dict[str, Any]], figures: dict[str, Any], case: Any, report: str) -> list[str]:
+    """The agent's reading, under SUMMARY_LINES lines."""
+    lines = [
+        f"{figures['launches']} launch(es) of {len(kernels)} kernel(s) in one call of {case}, hottest first; "
+        f"bottleneck: {kernels[0]['name'][:60]}: {kernels[0]['reading']}"
+    ]
+    if "excess_traffic_x" in figures:
+        lines.append(
+            f"DRAM {_bytes(figures['dram_bytes'])} moved against the cost model's minimum "
+            f"{_bytes(figures['min_bytes'])}: excess traffic x{figures['excess_traffic_x']:.2f}"
+        )
+    for k in kernels[:DETAILED_KERNELS]:
+        lines += _kernel_lines(k)
+    if len(kernels) > DETAILED_KERNELS:
+        lines.append(f"... {len(kernels) - DETAILED_KERNELS} more kernel(s) in the figures")
+    if report:
+        lines.append(f"full report for ncu-ui: {report}")
+    return lines[: SUMMARY_LINES - 1]
+
+
+def _kernel_lines(k: dict[str, Any]) -> list[str]:
+    sol, mem, comp = k["speed_of_light"], k["memory"], k["compute"]
+    sched, warp, occ, launch = k["scheduler"], k["warp_state"], k["occupancy"], k["launch"]
+    lines = [f"{k['name'][:70]}: {k.get('duration_ns', 0) / 1e3:.1f} us x{k['launches']}; {k['reading']}"]
+    lines.append(
+        "  speed of light: "
+        + _join(
+            sol,
+            [
+                ("sm_pct", "SM {:.0f}%"),
+                ("memory_pct", "memory {:.0f}%"),
+                ("l1_pct", "L1 {:.0f}%"),
+                ("l2_pct", "L2 {:.0f}%"),
+                ("dram_pct", "DRAM {:.0f}%"),
+            ],
+        )
+    )
+    memory = _join(mem, [("l2_hit_pct", "L2 hit {:.0f}%"), ("l1_hit_pct", "L1 hit {:.0f}%")], empty="")
+    if "duration_ns" in k:
+        moved = (
+            f"{_bytes(mem.get('dram_read_bytes', 0))} read, {_bytes(mem.get('dram_write_bytes', 0))} written"
+        )
+        memory = f"DRAM {k['dram_gbps']:.0f} GB/s ({moved})" + (f"; {memory}" if memory else "")
+    sectors = mem.get("l1_global_load_sectors"), mem.get("l1_global_load_requests")
+    if sectors[0] and sectors[1]:
+        memory += f"; {sectors[0] / sectors[1]:.1f} sectors per global load request (4 when coalesced)"
+    if mem.get("shared_bank_conflicts"):
+        memory += f"; {mem['shared_bank_conflicts']:.0f} shared-memory bank conflicts"
+    lines.append("  memory: " + memory)
+    lines.append(
+        "  compute: "
+        + _join(
+            comp,
+            [
+                ("ipc_active", "IPC {:.2f}"),
+                ("sm_busy_pct", "SM busy {:.0f}%"),
+                ("issue_slots_busy_pct", "issue slots {:.0f}%"),
+            ],
+        )
+    )
+    lines.append(
+        "  scheduler: "
+        + _join(
+            sched,
+            [
+                ("issue_active_pct", "issuing {:.0f}% of cycles"),
+                ("active_warps", "{:.1f} active"),
+                ("eligible_warps", "{:.2f} eligible warps per scheduler"),
+            ],
+        )
+    )
+    stalls = ", ".join(f"{r} {c:.1f}" for r, c in list(warp.get("stalls", {}).items())[:3])
+    lines.append(
+        "  warp state: "
+        + _join(warp, [("cycles_per_issue", "{:.1f} cycles per issued instruction")])
+        + (f"; stalls (cycles per issue): {stalls}" if stalls else "")
+    )
+    limits = {
+        key.removeprefix("limit_").removesuffix("_blocks"): v
+        for key, v in occ.items()
+        if key.startswith("limit_")
+    }
+    limit = (
+        f"; limited by {min(limits, key=lambda n: limits[n])} ({min(limits.values()):.0f} blocks per SM)"
+        if limits
+        else ""
+    )
+    lines.append(
+        "  occupancy: "
+        + _join(occ, [("achieved_pct", "achieved {:.0f}%"), ("theoretical_pct", "of theoretical {:.0f}%")])
+        + limit
+    )
+    shared = launch.get("shared_static_bytes", 0) + launch.get("shared_dynamic_bytes", 0)
+    lines.append(
+        "  launch: "
+        + _join(launch, [("grid", "grid {:.0f}"), ("block", "block {:.0f}"), ("registers", "{:.0f} regs")])
+        + f", {shared:.0f} B shared"
+        + _join(launch, [("waves", ", {:.2f} waves")], empty="")
+    )
+    for rule in k["rules"][:RULES_SHOWN]:
+        speedup = f" (est. speedup {rule['speedup_pct']:.0f}%)" if "speedup_pct" in rule else ""
+        said = f"{rule['title']}: {rule['message']}" if rule["title"] else rule["message"]
+        lines.append(f"  rule {rule['rule']}{speedup}: {said[:160]}")
+    return lines
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _join(figures: dict[str, Any], wanted: list[tuple[str, str]], sep: str = ", ", empty: str = "n/a") -> str:
+    return sep.join(fmt.format(figures[key]) for key, fmt in wanted if key in figures) or empty
 
 
 def _tail(text: str) -> list[str]:
     return [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-TAIL_LINES:]
+
+
+def read_text(path: Path) -> str:
+    return path.read_text(errors="replace") if path.exists() else ""

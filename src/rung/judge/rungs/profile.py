@@ -1,9 +1,13 @@
 """profile, the judge's part: Nsight Compute on one call of the solution, in a process of its own.
 
 The judge draws the last benchmark case's inputs, saves them in the candidate's scratch folder,
-and runs `ncu --clock-control none` on `rung.solution.profile_target`: a solution process (same
-confinement, same allow-listed environment) that loads those inputs, calls the solution twice
-outside the profiled NVTX range and once inside it. Nothing of the reference goes with them.
+and runs `ncu --clock-control none --set full` on `rung.solution.profile_target`: a solution
+process (same confinement, same allow-listed environment) that loads those inputs, calls the
+solution twice outside the profiled NVTX range and once inside it, with nothing of rung's in the
+range (no poisoning, no copies: the entry point and a synchronize), and nothing of the reference
+in the process. ncu writes the report where that process cannot write; the judge then reads it
+with ncu's own `ncu_report` module (`rung.judge.ncu_export`, a process of its own) and the
+cost model's bytes for the case give the excess traffic.
 """
 
 from __future__ import annotations
@@ -15,14 +19,18 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from rung import ncu
+from rung.judge.ncu_export import NO_MODULE
 from rung.judge.rungs.correct import trial_seed
-from rung.profile import interpret
+from rung.profile import failed, interpret, read_text
 from rung.spec import RungResult, Status
+
+EXPORT_TIMEOUT_S = 300.0
 
 
 def profile(session: Any, params: dict[str, Any]) -> RungResult:
@@ -42,12 +50,12 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     torch.save(session.inputs(case, trial_seed(session.seed, 1000 + index, 0)), inputs_path)
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
-    log, target_log = out / "ncu.csv", out / "target.log"
+    report, log, target_log = out / "report.ncu-rep", out / "ncu.log", out / "target.log"
     target = [sys.executable, "-m", "rung.solution.profile_target", str(start_path), str(inputs_path)]
     began = time.perf_counter()
     with target_log.open("wb") as sink:
         proc = subprocess.Popen(
-            ncu.command(exe, log, target),
+            ncu.command(exe, report, log, target),
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -63,4 +71,34 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
             proc.wait()
             code = None
     inputs_path.unlink(missing_ok=True)
-    return interpret(log, target_log, code, round(time.perf_counter() - began, 3), session.timeout_s)
+    seconds = round(time.perf_counter() - began, 3)
+    if code is None:
+        why = f"ncu still running after {session.timeout_s:g} s; killed"
+        return RungResult("profile", Status.TIMEOUT, why, seconds=session.timeout_s)
+    artifacts = [str(p) for p in (report, log, target_log) if p.exists()]
+    if not report.exists():
+        return failed(read_text(log), read_text(target_log), code, artifacts, seconds)
+    exported, why = export(report, out / "report.json", exe)
+    if exported is None:
+        return RungResult("profile", Status.SKIPPED, why, {}, artifacts, seconds)
+    cost = session.problem.cost(case) or {}
+    return interpret(exported, case, cost.get("bytes"), [*artifacts, str(out / "report.json")], seconds)
+
+
+def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:
+    """The report as JSON through ncu's own module, or None and why not (the report is kept)."""
+    dirs = [str(d) for d in ncu.python_module_dirs(exe)]
+    cmd = [sys.executable, "-m", "rung.judge.ncu_export", str(report), str(out), *dirs]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"reading the report with ncu_report took over {EXPORT_TIMEOUT_S:g} s; kept at {report}"
+    if done.returncode == NO_MODULE:
+        return None, (
+            f"Nsight Compute's Python module (ncu_report, in extras/python of its install) is not "
+            f"here; the report is kept for ncu-ui: {report}"
+        )
+    if done.returncode != 0 or not out.exists():
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return None, f"ncu_report could not read the report ({last}); kept at {report}"
+    return json.loads(out.read_text()), ""
