@@ -170,3 +170,25 @@ def test_the_poison_fill_inside_a_call_is_not_counted_as_the_solutions_kernel():
         torch.cuda.synchronize()
     assert not seen.error, seen.error
     assert len(seen.names) == 1 and "Fill" not in seen.names[0], seen.names
+
+
+def test_scopes_trace_the_example_matmuls_main_loop_and_epilogue(climb):
+    """Asked for, proton's instrumentation traces the phases rung marks in a kernel that marks none."""
+    matmul = PROBLEMS / "matmul"
+    with knobs.scoped(RUNG_SCOPES=1, RUNG_SKIP="profile"):
+        run = climb(matmul, matmul / "solutions" / "correct" / "tuned.py")
+    scopes = rung_of(run, "scopes")
+    assert scopes.status == Status.OK, scopes.message
+    (kernel,) = scopes.metrics["kernels"]
+    names = [s["scope"] for s in kernel["scopes"]]
+    assert any(n.startswith("loop L") for n in names) and "epilogue" in names, names
+    assert kernel["scopes"][0]["scope"].startswith("loop L")  # the main loop holds most cycles
+    assert any(a.endswith("trace.chrome_trace.json") for a in scopes.artifacts)
+    assert len(scopes.message.splitlines()) < 12
+
+
+def test_scopes_are_not_traced_unless_asked(climb):
+    with knobs.scoped(RUNG_SKIP="profile"):
+        run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "correct" / "tuned.py")
+    assert rung_of(run, "scopes").status == Status.SKIPPED
+    assert "not asked for" in rung_of(run, "scopes").message

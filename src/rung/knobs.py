@@ -108,6 +108,12 @@ KNOBS: dict[str, Knob] = {
             pattern=rf"^\s*(({_RUNG})\s*(,\s*({_RUNG})\s*)*)?$",
         ),
         Knob(
+            "RUNG_SCOPES",
+            int,
+            0,
+            "1: the scopes rung traces inside each Triton kernel with proton (cycles per marked region and per phase); 0 leaves it SKIPPED",
+        ),
+        Knob(
             "RUNG_CONFINE",
             int,
             1,

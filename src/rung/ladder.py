@@ -79,6 +79,13 @@ LADDER: tuple[RungSpec, ...] = (
         needs_gpu=True,
         timeout_s=600,
     ),
+    RungSpec(
+        "scopes",
+        "cycles per scope per warp inside each Triton kernel (proton), when asked (RUNG_SCOPES=1)",
+        ("scale",),
+        needs_gpu=True,
+        timeout_s=600,
+    ),
 )
 
 NAMES = tuple(r.name for r in LADDER)

@@ -1,0 +1,141 @@
+"""scopes, the judge's part: proton's intra-kernel trace of one call, in a process of its own.
+
+Asked for only (`RUNG_SCOPES=1`): instrumented kernels are rebuilt and run slower, and the
+figures serve a person or an agent looking for where the cycles go, never a verdict. The judge
+saves the last benchmark case's inputs and runs `rung.solution.scopes_target`, a solution process
+confined like any other, which writes proton's Chrome trace into its scratch folder. That file is
+the solution process's word: the judge opens it without following links, reads at most
+MAX_TRACE_BYTES, summarizes it (`rung.scopes`) and writes the summary and a copy of the trace to
+the run's `scopes/` folder, where the solution cannot write. Solutions without Triton kernels are
+SKIPPED: proton instruments Triton's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rung import backends, knobs
+from rung.judge.rungs.correct import trial_seed
+from rung.profile import read_text
+from rung.scopes import lines, summarize
+from rung.spec import RungResult, Status
+
+MAX_TRACE_BYTES = 256 * 2**20
+TAIL_LINES = 6
+
+
+def scopes(session: Any, params: dict[str, Any]) -> RungResult:
+    if not knobs.get("RUNG_SCOPES"):
+        return RungResult("scopes", Status.SKIPPED, "not asked for (RUNG_SCOPES=1, or rung --scopes 1)")
+    found = backends.detect_all(session.source.read_text()) if session.source else []
+    if not any(b.BACKEND.value == "triton" for b in found):
+        kinds = ", ".join(b.BACKEND.value for b in found) or "no kernel language"
+        return RungResult(
+            "scopes", Status.SKIPPED, f"proton traces Triton kernels only; this solution uses {kinds}"
+        )
+    start, env = session.profile_start()
+    scratch = Path(start.scratch) / "scopes"
+    scratch.mkdir(parents=True, exist_ok=True)
+    out = session.run_dir / "scopes"
+    out.mkdir(parents=True, exist_ok=True)
+    index = len(session.problem.benchmarks) - 1
+    case = session.problem.benchmarks[index]
+    inputs_path = Path(start.scratch) / "scopes_inputs.pt"
+    torch.save(session.inputs(case, trial_seed(session.seed, 2000 + index, 0)), inputs_path)
+    start_path = out / "start.json"
+    start_path.write_text(json.dumps(start.to_dict()))
+    log = out / "target.log"
+    target = [
+        sys.executable,
+        "-m",
+        "rung.solution.scopes_target",
+        str(start_path),
+        str(inputs_path),
+        str(scratch),
+    ]
+    began = time.perf_counter()
+    code = _run(target, env, start.scratch, log, session.timeout_s)
+    inputs_path.unlink(missing_ok=True)
+    seconds = round(time.perf_counter() - began, 3)
+    if code is None:
+        why = f"the traced call was still running after {session.timeout_s:g} s; killed"
+        return RungResult("scopes", Status.TIMEOUT, why, seconds=session.timeout_s)
+    said = [ln.strip() for ln in read_text(log).strip().splitlines() if ln.strip()][-TAIL_LINES:]
+    if code != 0:
+        why = f"the traced call failed (exit code {code}): {said[-1] if said else ''}"
+        return RungResult("scopes", Status.ERROR, why, {"said": said}, [str(log)], seconds)
+    raw = _read_untrusted(scratch / "scopes.chrome_trace")
+    if raw is None:
+        why = f"proton wrote no readable trace (at most {MAX_TRACE_BYTES >> 20} MiB): {said[-1] if said else ''}"
+        return RungResult("scopes", Status.SKIPPED, why, {"said": said}, [str(log)], seconds)
+    try:
+        events = json.loads(raw).get("traceEvents", [])
+        kernels = summarize(events)
+    except (ValueError, TypeError, AttributeError, KeyError) as e:
+        return RungResult(
+            "scopes", Status.SKIPPED, f"proton's trace is unreadable: {e}", {}, [str(log)], seconds
+        )
+    trace, summary = out / "trace.chrome_trace.json", out / "summary.json"
+    trace.write_bytes(raw)
+    marks = _read_untrusted(scratch / "marks.json", 2**20)
+    figures: dict[str, Any] = {"case": case, "kernels": kernels}
+    with contextlib.suppress(ValueError, TypeError):
+        figures["marked"] = json.loads(marks or b"{}")
+    summary.write_text(json.dumps(figures, indent=1, default=str))
+    if not kernels:
+        why = "proton traced no scope (no Triton kernel ran, or none could be marked)"
+        return RungResult("scopes", Status.SKIPPED, why, figures, [str(trace), str(summary)], seconds)
+    head = f"cycles per scope per warp in one call of {case} (proton; open {trace.name} in Perfetto)"
+    return RungResult(
+        "scopes",
+        Status.OK,
+        "\n".join([head, *lines(kernels)]),
+        figures,
+        [str(trace), str(summary), str(log)],
+        seconds,
+    )
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: str, log: Path, timeout_s: float) -> int | None:
+    """The exit code of `cmd`, its output in `log`; None when killed at `timeout_s`."""
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        try:
+            return proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None
+
+
+def _read_untrusted(path: Path, limit: int = MAX_TRACE_BYTES) -> bytes | None:
+    """A regular file the solution process wrote, never through a link, or None; at most `limit`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return f.read(limit)

@@ -1,0 +1,108 @@
+"""The scopes rung: proton's intra-kernel trace read into cycles per scope per warp group, the
+phases rung marks in a kernel that marks none, and what the judge refuses to read (the real
+proton runs in the gpu tests)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from rung import knobs
+from rung.common.loader import import_file
+from rung.judge.rungs.scopes import _read_untrusted, scopes
+from rung.judge.session import Session
+from rung.scopes import lines, summarize
+from rung.solution.scope_marks import launched_kernels, with_phases
+from rung.spec import Status
+from tests.conftest import FIXTURES, PROBLEMS
+
+TRACE = FIXTURES / "proton" / "matmul_shape.chrome_trace"
+
+
+def test_cycles_per_scope_per_warp_group_and_their_share():
+    (k,) = summarize(json.loads(TRACE.read_text())["traceEvents"])
+    assert k["kernel"] == "matmul_kernel" and k["ctas"] == 2 and k["warps"] == 16
+    # per warp: 1000 + 500 + loop + 500 + 5000 from its first mark to its last
+    assert k["cycles_per_warp"] == pytest.approx(7000 + 42000)
+    loop, epilogue, prologue = k["scopes"]
+    assert loop["scope"] == "loop L27" and loop["cycles_per_warp_by_group"] == {0: 40000, 1: 44000}
+    assert loop["share"] == pytest.approx(42000 / 49000)
+    assert epilogue["cycles_per_warp"] == pytest.approx(5000) and prologue["share"] == pytest.approx(
+        1000 / 49000
+    )
+    assert lines([k]) == [
+        "matmul_kernel: 2 CTA(s), 16 warp(s) traced; 49,000 cycles per warp from first to last mark",
+        "  loop L27: 86%, 42,000 cycles per warp; by warp group wg0 40,000, wg1 44,000",
+        "  epilogue: 10%, 5,000 cycles per warp",
+        "  prologue: 2%, 1,000 cycles per warp",
+    ]
+
+
+def test_events_that_are_not_a_warps_scope_are_left_out():
+    assert (
+        summarize([{"ph": "M", "tid": "warp 0"}, {"ph": "X", "tid": "GPU Stream 7", "dur": 1, "ts": 0}]) == []
+    )
+
+
+KERNEL = '''
+def k(x_ptr, n, B: tl.constexpr):
+    """doc"""
+    pid = tl.program_id(0)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for i in range(0, n, B):
+        acc += tl.load(x_ptr + i + tl.arange(0, B))
+    s = tl.sum(acc)
+    while s > 0:
+        s -= 1
+    tl.store(x_ptr + pid, s)
+'''
+
+
+def test_a_kernel_that_marks_nothing_gets_its_phases_marked_with_their_lines():
+    src, named = with_phases(textwrap.dedent(KERNEL).lstrip(), first_line=10) or ("", [])
+    assert named == ["prologue", "loop L14", "between L14-L17", "loop L17", "epilogue"]
+    body = src.splitlines()
+    assert body[1].strip() == '"""doc"""' and body[2].strip() == "_rung_proton.enter_scope('prologue')"
+    assert body[-1].strip() == "_rung_proton.exit_scope('epilogue')"
+
+
+def test_a_phase_with_a_return_is_left_unmarked_and_own_marks_are_kept():
+    early = "def k(x, n):\n    if n == 0:\n        return\n    for i in range(n):\n        pass\n    x += 1\n"
+    assert with_phases(early, 1)[1] == ["loop L4", "epilogue"]  # type: ignore[index]
+    own = "def k(x):\n    pl.enter_scope('load')\n    x += 1\n    pl.exit_scope('load')\n"
+    assert with_phases(own, 1) is None
+    assert with_phases("def k(x):\n    return\n", 1) is None
+
+
+def test_only_the_kernels_the_solution_launches_are_marked():
+    path = PROBLEMS / "matmul" / "solutions" / "correct" / "tuned.py"
+    module = import_file(path, "rung_scopes_tuned")
+    assert [k.__name__ for k in launched_kernels(module, path.read_text())] == ["matmul_kernel"]
+
+
+def _session(tmp_path, solution: str):
+    source = (PROBLEMS / "vector_add" / "solutions" / "correct" / solution).read_text()
+    hello = {"problem": str(PROBLEMS / "vector_add"), "source": source, "solution_name": solution}
+    return Session({**hello, "run_dir": str(tmp_path / "run"), "seed": 3})
+
+
+def test_the_rung_runs_only_when_asked_and_only_for_triton(tmp_path):
+    assert "not asked for" in scopes(_session(tmp_path, "naive.py"), {}).message
+    with knobs.scoped(RUNG_SCOPES=1):
+        r = scopes(_session(tmp_path, "torch_add.py"), {})
+    assert (
+        r.status == Status.SKIPPED
+        and r.message == "proton traces Triton kernels only; this solution uses torch"
+    )
+
+
+def test_the_judge_never_follows_a_link_the_solution_planted(tmp_path):
+    secret = tmp_path / "reference.py"
+    secret.write_text("the judge's")
+    (tmp_path / "scopes.chrome_trace").symlink_to(secret)
+    assert _read_untrusted(tmp_path / "scopes.chrome_trace") is None
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 100)
+    assert _read_untrusted(big, limit=99) is None and _read_untrusted(big) == b"x" * 100
