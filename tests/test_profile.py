@@ -119,7 +119,10 @@ def test_the_report_is_read_through_ncu_report_into_a_summary_under_40_lines(tmp
     assert "bottleneck: double_kernel: memory-bound: DRAM at 84% of peak" in lines[0]
     # the tiny problem's cost model: 8 bytes per element, 32768 at n=4096; ncu saw 2 x 49152 + 0
     assert r.metrics["excess_traffic_x"] == pytest.approx(3.0) and "excess traffic x3.00" in lines[1]
-    assert "  rule UncoalescedGlobalAccess (est. speedup 33%): Uncoalesced Global Accesses: This kernel" in r.message
+    assert (
+        "  rule UncoalescedGlobalAccess (est. speedup 33%): Uncoalesced Global Accesses: This kernel"
+        in r.message
+    )
     assert any(ln.startswith("  warp state: 36.7 cycles per issued instruction; stalls") for ln in lines)
     assert any(
         ln.startswith("  occupancy: achieved 47%, of theoretical 50%; limited by registers") for ln in lines

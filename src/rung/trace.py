@@ -17,6 +17,7 @@ in its source): a CuTe kernel to cute, its Triton epilogue to triton, what torch
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 from collections import defaultdict
@@ -62,6 +63,26 @@ def launches_by_correlation(events: list[dict[str, Any]]) -> dict[Any, dict[str,
     }
 
 
+class RangeIndex:
+    """Host ranges of one name, found by the thread and time of a launch. Ranges of one name on
+    one thread follow each other, so the one that may hold a launch is the last to start before
+    it (a bisect: a trace holds up to 100 calls of hundreds of launches each)."""
+
+    def __init__(self, ranges: list[dict[str, Any]]) -> None:
+        self.by_thread: dict[tuple[Any, Any], list[dict[str, Any]]] = defaultdict(list)
+        for r in ranges:
+            self.by_thread[(r.get("pid"), r.get("tid"))].append(r)
+        self.starts = {k: [float(r["ts"]) for r in v] for k, v in self.by_thread.items()}
+
+    def holding(self, launch: dict[str, Any]) -> dict[str, Any] | None:
+        where, ts = (launch.get("pid"), launch.get("tid")), float(launch["ts"])
+        i = bisect.bisect_right(self.starts.get(where, []), ts) - 1
+        if i < 0:
+            return None
+        r = self.by_thread[where][i]
+        return r if ts <= float(r["ts"]) + float(r["dur"]) else None
+
+
 def work_per_call(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]] | None:
     """The kernels, copies and memsets each `rung::call` range launched (not from a
     `rung::harness` range inside it), in time order, one list per range; None if the trace has
@@ -69,14 +90,14 @@ def work_per_call(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]] | 
     calls = host_ranges(events, CALL)
     if not calls:
         return None
-    harness = host_ranges(events, HARNESS)
+    harness, holders = RangeIndex(host_ranges(events, HARNESS)), RangeIndex(calls)
     launches = launches_by_correlation(events)
     per_call: dict[int, list[dict[str, Any]]] = {id(c): [] for c in calls}
     for work in sorted((e for e in events if e.get("cat") in DEVICE_WORK), key=lambda e: float(e["ts"])):
         launch = launches.get(work.get("args", {}).get("correlation"))
-        if launch is None or enclosing(harness, launch) is not None:
+        if launch is None or harness.holding(launch) is not None:
             continue
-        holder = enclosing(calls, launch)
+        holder = holders.holding(launch)
         if holder is not None:
             per_call[id(holder)].append(work)
     return [per_call[id(c)] for c in calls]

@@ -21,15 +21,25 @@ NO_MODULE = 3
 
 
 def metric(m: Any) -> dict[str, Any]:
-    """One metric: its value as Python gives it (`value()` converts by the metric's kind)."""
+    """One metric: its value as Python gives it (`value()` converts by the metric's kind; older
+    modules have only the typed getters)."""
     out: dict[str, Any] = {"type": str(m.metric_type()), "unit": m.unit()}
     try:
-        out["value"] = m.value()
+        out["value"] = m.value() if hasattr(m, "value") else _typed(m)
     except Exception as e:  # a metric ncu could not collect on this GPU
         out["error"] = f"{type(e).__name__}: {e}"
     if m.num_instances() > 0:
         out["instances"] = m.num_instances()
     return out
+
+
+def _typed(m: Any) -> Any:
+    kind = m.kind()
+    if kind == getattr(m, "ValueKind_STRING", None):
+        return m.as_string()
+    if kind in (getattr(m, "ValueKind_FLOAT", None), getattr(m, "ValueKind_DOUBLE", None)):
+        return m.as_double()
+    return m.as_uint64()
 
 
 def kernels(report: Path) -> list[dict[str, Any]]:
