@@ -5,7 +5,9 @@ proton runs in the gpu tests)."""
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -83,8 +85,9 @@ def test_only_the_kernels_the_solution_launches_are_marked():
 
 
 def _session(tmp_path, solution: str):
+    """A judge's session for a vector add version on the tiny problem (its case is small)."""
     source = (PROBLEMS / "vector_add" / "solutions" / "correct" / solution).read_text()
-    hello = {"problem": str(PROBLEMS / "vector_add"), "source": source, "solution_name": solution}
+    hello = {"problem": str(FIXTURES / "tiny"), "source": source, "solution_name": solution}
     return Session({**hello, "run_dir": str(tmp_path / "run"), "seed": 3})
 
 
@@ -106,3 +109,38 @@ def test_the_judge_never_follows_a_link_the_solution_planted(tmp_path):
     big = tmp_path / "big"
     big.write_bytes(b"x" * 100)
     assert _read_untrusted(big, limit=99) is None and _read_untrusted(big) == b"x" * 100
+
+
+def _stand_in_target(monkeypatch, plant) -> None:
+    """The target replaced by `plant(scratch)`, which leaves in its scratch folder what it will."""
+    from rung.judge.rungs import scopes as rung
+
+    def run(cmd, env, cwd, log, timeout_s):
+        log.write_text("")
+        plant(Path(cmd[-1]))
+        return 0
+
+    monkeypatch.setattr(rung, "_run", run)
+
+
+def test_the_judge_summarizes_the_trace_into_the_runs_folder(tmp_path, monkeypatch):
+    def plant(scratch):
+        shutil.copy(TRACE, scratch / "scopes.chrome_trace")
+        (scratch / "marks.json").write_text('{"add_kernel": ["kernel"]}')
+
+    _stand_in_target(monkeypatch, plant)
+    with knobs.scoped(RUNG_SCOPES=1):
+        r = scopes(_session(tmp_path, "naive.py"), {})
+    assert r.status == Status.OK, r.message
+    assert r.message.splitlines()[1].startswith("matmul_kernel: 2 CTA(s), 16 warp(s) traced")
+    assert r.metrics["marked"] == {"add_kernel": ["kernel"]} and r.metrics["case"] == {"n": 4096}
+    out = tmp_path / "run" / "scopes"
+    assert (out / "trace.chrome_trace.json").read_bytes() == TRACE.read_bytes()
+    assert json.loads((out / "summary.json").read_text())["kernels"][0]["kernel"] == "matmul_kernel"
+
+
+def test_a_planted_link_instead_of_a_trace_is_not_read(tmp_path, monkeypatch):
+    _stand_in_target(monkeypatch, lambda scratch: (scratch / "scopes.chrome_trace").symlink_to(TRACE))
+    with knobs.scoped(RUNG_SCOPES=1):
+        r = scopes(_session(tmp_path, "naive.py"), {})
+    assert r.status == Status.SKIPPED and "no readable trace" in r.message

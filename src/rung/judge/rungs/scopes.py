@@ -75,7 +75,8 @@ def scopes(session: Any, params: dict[str, Any]) -> RungResult:
     if code != 0:
         why = f"the traced call failed (exit code {code}): {said[-1] if said else ''}"
         return RungResult("scopes", Status.ERROR, why, {"said": said}, [str(log)], seconds)
-    raw = _read_untrusted(scratch / "scopes.chrome_trace")
+    written = sorted(p for p in scratch.glob("scopes.*") if p.suffix != ".json")  # proton names the format
+    raw = _read_untrusted(written[0]) if written else None
     if raw is None:
         why = f"proton wrote no readable trace (at most {MAX_TRACE_BYTES >> 20} MiB): {said[-1] if said else ''}"
         return RungResult("scopes", Status.SKIPPED, why, {"said": said}, [str(log)], seconds)
