@@ -277,3 +277,20 @@ def test_json_says_where_it_wrote_and_what_the_page_holds(workspace, tmp_path):
         ("roofline NVIDIA H200", [1, 2, 4]),
         ("intra-kernel", []),
     ]
+
+
+def test_each_device_gets_its_own_roofline_and_times_across_devices_are_flagged(workspace):
+    h100 = Device("cuda", "NVIDIA H100", "sm_90", ceilings={"dram_gbps": 3350.0, "fp32_vector_tflops": 51.0})
+    store = Store(workspace)
+    run = store.begin(
+        "add", "problems/add", Solution("v5.py", "e" * 64, "triton", "d" * 64), h100, 7, {}, "x"
+    )
+    roof = [{"case": c, "flops": c["n"], "bytes": 12 * c["n"], "measured_ms": 0.01} for c in CASES]
+    store.add_rung(run, RungResult("roofline", Status.OK, "", {"cases": roof}))
+    store.finish(run)
+    store.close()
+    charts = {c["name"]: c for c in report.write(workspace, "add")["charts"]}
+    assert charts["roofline NVIDIA H100"]["runs"] == [5]
+    assert charts["roofline NVIDIA H200"]["runs"] == [1, 2, 4]
+    assert "run 5 (PASS: timed on NVIDIA H100)" in charts["roofline NVIDIA H200"]["note"]
+    assert "NVIDIA H100: runs 5; NVIDIA H200: runs 1, 2, 3, 4" in charts["versions"]["note"]

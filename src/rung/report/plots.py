@@ -86,7 +86,14 @@ def versions_chart(versions: list[Version]) -> Chart:
     for tick, v in zip(bottom.get_xticklabels(), versions, strict=True):
         tick.set_color(PASSED if v.run.ok else FAILED)
     bottom.set_xlabel("run (red: failed)")
-    return Chart("versions", _svg(fig), [v.run.id for v in versions])
+    devices = {v.run.device.name for v in versions}
+    note = (
+        "runs on several devices (" + "; ".join(_runs_on(versions, d) for d in sorted(devices)) + "): "
+        "a time is comparable only with times on its own device"
+        if len(devices) > 1
+        else ""
+    )
+    return Chart("versions", _svg(fig), [v.run.id for v in versions], note)
 
 
 def roofline_chart(device: Device, versions: list[Version]) -> Chart:
@@ -178,6 +185,10 @@ def _svg(fig: Figure) -> str:
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # inline: no XML declaration or doctype
+
+
+def _runs_on(versions: list[Version], device: str) -> str:
+    return f"{device}: runs " + ", ".join(str(v.run.id) for v in versions if v.run.device.name == device)
 
 
 def _case_labels(versions: list[Version]) -> list[str]:
