@@ -27,7 +27,12 @@ H200 = Device(
     "cuda",
     "NVIDIA H200",
     "sm_90",
-    ceilings={"dram_gbps": 4380.0, "fp32_vector_tflops": 50.0, "bf16_tensor_tflops": 704.7},
+    ceilings={
+        "dram_gbps": 4380.0,
+        "fp32_vector_tflops": 50.0,
+        "bf16_tensor_tflops": 704.7,
+        "matmul_clock": {"sm_mhz": 1980.0, "throttled": False},  # as rung device records it
+    },
 )
 CASES = [{"n": 1024}, {"n": 1048576}]
 PROTON = FIXTURES / "proton" / "matmul_shape.chrome_trace"

@@ -35,7 +35,7 @@ def render(
     data: ReportData,
     out: Path,
     versions_chart: Chart | None,
-    rooflines: list[tuple[Chart, dict[str, float]]],
+    rooflines: list[tuple[Chart, dict[str, Any]]],
     intra: Chart | None,
 ) -> str:
     links = _Links(out.parent)
@@ -104,8 +104,10 @@ def _figure(chart: Chart) -> str:
     return f'<figure data-chart="{_e(chart.name)}">{chart.svg}{note}</figure>'
 
 
-def _ceilings(ceilings: dict[str, float]) -> str:
-    rows = "".join(f'<tr><td>{_e(k)}</td><td class="num">{v:,.4g}</td></tr>' for k, v in ceilings.items())
+def _ceilings(ceilings: dict[str, Any]) -> str:
+    # Numbers only: a device record also holds the clocks its matmul ceiling was measured at.
+    numbers = {k: v for k, v in ceilings.items() if isinstance(v, (int, float))}
+    rows = "".join(f'<tr><td>{_e(k)}</td><td class="num">{v:,.4g}</td></tr>' for k, v in numbers.items())
     return f'<details><summary>measured ceilings</summary><table class="ceilings">{rows}</table></details>'
 
 
