@@ -77,6 +77,9 @@ def versions_chart(versions: list[Version]) -> Chart:
         top.legend(fontsize=7, loc="upper right", title="case", title_fontsize=7)
     else:
         top.text(0.5, 0.5, "no version was timed (bench needs a GPU)", transform=top.transAxes, ha="center")
+        top.set_yticks([])  # no scale to read: every mark sits on the axis
+    bottom.set_ylim(0, max(100, *(100 * (v.row.get("pct_of_roofline") or 0) for v in versions)) * 1.05)
+    top.set_xlim(-0.5, len(versions) - 0.5)
     top.set_ylabel("median ms")
     target = _target(versions)
     bottom.axhline(100 * target, color="k", ls=":", lw=1)
