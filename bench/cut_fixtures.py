@@ -1,0 +1,68 @@
+"""Cut the artifacts bench/capture_artifacts.py captured on a GPU down to the CPU tests' fixtures.
+
+    python bench/cut_fixtures.py ARTIFACTS_DIR
+
+- `ncu/softmax_full.json` (every metric of a full Nsight Compute report, as ncu_report read it:
+  capture_artifacts.py's dump, or `python -m rung.judge.ncu_export REPORT OUT DIR` on the GPU
+  machine) -> tests/fixtures/ncu/softmax_full.json: the metrics rung reads (`rung.ncu_sections`:
+  every section's, every stall reason) and every rule result, as captured;
+- `proton/matmul_trace*` (proton's instrumentation Chrome trace) -> tests/fixtures/proton/
+  matmul_trace.chrome_trace: the events of one CTA in EVERY, as captured; and proton's tree
+  (`matmul_tree.hatchet`, small) as it is.
+Each part is cut where its source is there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from rung.ncu_sections import SECTIONS, STALL  # noqa: E402
+
+EVERY = 32  # one CTA in EVERY, across the grid: the first ones alone ran their epilogue 28% slower
+CTA = re.compile(r"CTA(\d+)$")
+
+
+def cut_ncu(source: Path, target: Path) -> None:
+    doc = json.loads(source.read_text())
+    wanted = {m for names in SECTIONS.values() for m in names.values()}
+    for kernel in doc["kernels"]:
+        kernel["metrics"] = {n: v for n, v in kernel["metrics"].items() if n in wanted or STALL.match(n)}
+    target.write_text(json.dumps(doc, indent=1, default=str))
+
+
+def cut_proton(source: Path, target: Path) -> None:
+    doc = json.loads(source.read_text())
+    kept = []
+    for e in doc.get("traceEvents", []):
+        cta = CTA.search(str(e.get("pid", "")))
+        if cta is None or int(cta.group(1)) % EVERY == 0:
+            kept.append(e)
+    target.write_text(json.dumps({**doc, "traceEvents": kept}))
+
+
+def main(artifacts: Path) -> None:
+    fixtures = ROOT / "tests" / "fixtures"
+    ncu = artifacts / "ncu" / "softmax_full.json"
+    if ncu.exists():
+        cut_ncu(ncu, fixtures / "ncu" / "softmax_full.json")
+    traces = [p for p in sorted((artifacts / "proton").glob("matmul_trace*")) if "error" not in p.name]
+    if traces:
+        cut_proton(traces[0], fixtures / "proton" / "matmul_trace.chrome_trace")
+    tree = artifacts / "proton" / "matmul_tree.hatchet"
+    if tree.exists():
+        shutil.copy(tree, fixtures / "proton" / "matmul_tree.hatchet")
+    for p in sorted((fixtures / "ncu").glob("softmax_full.json")) + sorted(
+        (fixtures / "proton").glob("matmul_*")
+    ):
+        print(p, p.stat().st_size)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
