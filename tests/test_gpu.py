@@ -76,7 +76,7 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
     assert "add" in hottest["name"] and hottest["reading"].startswith("memory-bound"), hottest
     assert 1000 < hottest["dram_gbps"] < 5000  # the last case is 2^28 floats: DRAM, not L2
     assert hottest["speed_of_light"]["dram_pct"] > 50 and hottest["launch"]["grid"] > 0, hottest
-    assert 0.9 < profile.metrics["excess_traffic_x"] < 1.2, profile.metrics  # reads 2, writes 1: no more
+    assert 0.85 < profile.metrics["excess_traffic_x"] < 1.2, profile.metrics  # the L2 may keep some writes
     assert len(profile.message.splitlines()) < 40
     assert any(a.endswith("report.ncu-rep") for a in profile.artifacts)
 

@@ -15,9 +15,9 @@ from rung import ncu
 from rung.judge.rungs.profile import profile
 from rung.judge.session import Session
 from rung.ncu_sections import rules, sections
-from rung.profile import SUMMARY_LINES, bottleneck, summarize
+from rung.profile import SUMMARY_LINES, bottleneck, interpret, summarize
 from rung.spec import Status
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 
 EXPORT = FIXTURES / "ncu" / "export.json"
 FAKE_MODULE = FIXTURES / "ncu" / "fake_module"
@@ -208,3 +208,38 @@ def test_the_profile_target_may_read_the_install_folder_of_every_library_injecte
     }
     assert injected_roots(env) == [ncu, other.parent]
     assert injected_roots({"HOME": str(tmp_path)}) == []
+
+
+REAL_REPORT = ROOT / "docs/results/2026-12-05-b/call1/artifacts/ncu/softmax_full.ncu-rep"  # the H200's
+REAL_EXPORT = FIXTURES / "ncu" / "softmax_full.json"  # bench/cut_fixtures.py, from that report
+
+
+def _check_tuned_softmax(exported: dict) -> None:
+    """What the tuned softmax's full report must read as (8192 x 8192 float32, one kernel)."""
+    (k,) = summarize(exported["kernels"])
+    assert k["name"] == "softmax_kernel" and k["launches"] == 1
+    for section in ("speed_of_light", "memory", "compute", "scheduler", "warp_state", "occupancy", "launch"):
+        assert k[section], section
+    assert k["warp_state"]["stalls"] and k["launch"]["grid"] == 8192
+    assert k["reading"].startswith("memory-bound: DRAM"), k["reading"]
+    assert any("speedup_pct" in r for r in k["rules"]), k["rules"]
+    r = interpret(exported, {"rows": 8192, "cols": 8192}, 2 * 8192 * 8192 * 4, ["report.ncu-rep"], 1.0)
+    assert r.status == Status.OK and len(r.message.splitlines()) < SUMMARY_LINES
+    assert 0.85 < r.metrics["excess_traffic_x"] < 1.3, r.metrics["excess_traffic_x"]
+
+
+@pytest.mark.skipif(not REAL_EXPORT.exists(), reason="the H200's report is not yet exported to a fixture")
+def test_the_real_report_of_the_tuned_softmax_reads_as_memory_bound():
+    _check_tuned_softmax(json.loads(REAL_EXPORT.read_text()))
+
+
+@pytest.mark.skipif(
+    not (ncu.python_module_dirs(ncu.find()) and REAL_REPORT.exists()),
+    reason="needs Nsight Compute's ncu_report module (a GPU machine) and the H200's report",
+)
+def test_the_exporter_reads_the_real_report_through_ncu_report(tmp_path):
+    from rung.judge.rungs.profile import export
+
+    exported, why = export(REAL_REPORT, tmp_path / "report.json", ncu.find() or "")
+    assert exported is not None, why
+    _check_tuned_softmax(exported)
