@@ -163,3 +163,17 @@ def test_a_planted_link_instead_of_a_trace_is_not_read(tmp_path, monkeypatch):
     with knobs.scoped(RUNG_SCOPES=1):
         r = scopes(_session(tmp_path, "naive.py"), {})
     assert r.status == Status.SKIPPED and "no readable trace" in r.message
+
+
+def test_a_call_that_fails_only_when_traced_is_skipped_not_an_error(tmp_path, monkeypatch):
+    from rung.judge.rungs import scopes as rung
+
+    def run(cmd, env, cwd, log, timeout_s):
+        log.write_text("RuntimeError: proton pass failed\n")
+        return 1
+
+    monkeypatch.setattr(rung, "_run", run)
+    with knobs.scoped(RUNG_SCOPES=1):
+        r = scopes(_session(tmp_path, "naive.py"), {})
+    assert r.status == Status.SKIPPED
+    assert r.message == "proton could not trace the call (exit code 1): RuntimeError: proton pass failed"
