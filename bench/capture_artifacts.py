@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import importlib.util
 import json
 import os
@@ -22,7 +21,6 @@ import subprocess
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RANGE = "capture"
@@ -47,72 +45,6 @@ def softmax_target() -> None:
     torch.cuda.nvtx.range_pop()
 
 
-def ncu_report_module() -> Any:
-    """ncu's Python module, from the real install (the `ncu` on PATH may be the toolkit's wrapper)."""
-    roots = sorted(glob.glob("/opt/nvidia/nsight-compute/*/extras/python"))
-    roots += sorted(glob.glob("/usr/local/cuda*/nsight-compute*/extras/python"))
-    for root in roots:
-        if (Path(root) / "ncu_report.py").exists():
-            sys.path.insert(0, root)
-            import ncu_report  # type: ignore[import-not-found]
-
-            return ncu_report, root
-    raise RuntimeError(f"no ncu_report.py under {roots}")
-
-
-def _metric(m: Any) -> dict[str, Any]:
-    kind = str(m.metric_type())
-    out: dict[str, Any] = {"type": kind, "unit": m.unit(), "subtype": str(m.metric_subtype())}
-    try:
-        if m.num_instances() > 0:
-            out["instances"] = m.num_instances()
-        vk = str(m.kind())
-        out["kind"] = vk
-        if "STRING" in vk:
-            out["value"] = m.as_string()
-        elif "FLOAT" in vk or "DOUBLE" in vk:
-            out["value"] = m.as_double()
-        else:
-            out["value"] = m.as_uint64()
-    except Exception as e:
-        out["error"] = repr(e)
-    return out
-
-
-def dump_report(path: Path, out: Path) -> None:
-    ncu_report, root = ncu_report_module()
-    (out / "ncu_report_api.txt").write_text(
-        "\n".join(
-            f"{n}: {[a for a in dir(getattr(ncu_report, n)) if not a.startswith('_')]}"
-            for n in dir(ncu_report)
-        )
-    )
-    ctx = ncu_report.load_report(str(path))
-    kernels = []
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            action = rng.action_by_idx(a)
-            kernel: dict[str, Any] = {"name": action.name(), "metrics": {}}
-            for name in action.metric_names():
-                kernel["metrics"][name] = _metric(action.metric_by_name(name))
-            for attr in ("rule_results_as_dicts", "rule_results"):
-                if hasattr(action, attr):
-                    try:
-                        got = getattr(action, attr)()
-                        kernel[attr] = got if attr.endswith("dicts") else [str(x) for x in got]
-                    except Exception as e:
-                        kernel[attr + "_error"] = repr(e)
-            for attr in ("nvtx_state", "source_info", "sass_by_pc", "source_files", "ptx_by_pc"):
-                if hasattr(action, attr):
-                    kernel.setdefault("api", []).append(attr)
-            kernels.append(kernel)
-    (out / "softmax_full.json").write_text(
-        json.dumps({"ncu_report": root, "kernels": kernels}, indent=1, default=str)
-    )
-    print(f"ncu_report: {len(kernels)} kernel(s), {sum(len(k['metrics']) for k in kernels)} metrics")
-
-
 def capture_ncu(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     exe = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
@@ -122,7 +54,13 @@ def capture_ncu(out: Path) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
     (out / "ncu.log").write_text(done.stdout + done.stderr)
     print("ncu exit", done.returncode)
-    dump_report(rep.with_suffix(".ncu-rep"), out)
+    # exported exactly as the profile rung exports a report, by ncu's own module
+    from rung import ncu
+
+    export = [sys.executable, "-m", "rung.judge.ncu_export", str(rep.with_suffix(".ncu-rep"))]
+    export += [str(out / "softmax_full.json"), *map(str, ncu.python_module_dirs(exe))]
+    done = subprocess.run(export, capture_output=True, text=True, timeout=600, check=False)
+    print("ncu_export exit", done.returncode, done.stderr[-500:])
 
 
 def capture_proton(out: Path) -> None:

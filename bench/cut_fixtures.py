@@ -14,6 +14,7 @@ Each part is cut where its source is there.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -38,7 +39,8 @@ def cut_ncu(source: Path, target: Path) -> None:
 
 
 def cut_proton(source: Path, target: Path) -> None:
-    doc = json.loads(source.read_text())
+    text = gzip.decompress(source.read_bytes()).decode() if source.suffix == ".gz" else source.read_text()
+    doc = json.loads(text)
     kept = []
     for e in doc.get("traceEvents", []):
         cta = CTA.search(str(e.get("pid", "")))
