@@ -3,6 +3,8 @@
 # cross in two transfers (a transfer carries 64 MiB with the working tree; the wheels are 180 MB):
 # each wheel unpacked and recompressed with xz (92 -> 64 MB for the CUDA 13 CuTe DSL libraries),
 # the three archives put in one tar, split in halves into .wa/ and .wb/ (git-ignored).
+# apache-tvm-ffi is pinned to 0.1.12: with 0.1.15.post2 every TileLang 0.1.15 kernel failed to
+# load on the H200 ("'tl.SwizzleMode' has no enum at string index 'NONE'").
 #
 #   bash bench/pack_wheels.sh                 # here, once (needs pip's index; about 5 minutes)
 #   call 1: mkdir -p /tmp/wheels && cp .wa/* /tmp/wheels/            (carry .wa)
@@ -13,7 +15,7 @@ work=$(mktemp -d)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 -d "$work/whl" \
-  tilelang==0.1.15 apache-tvm-ffi torch-c-dlpack-ext z3-solver \
+  tilelang==0.1.15 apache-tvm-ffi==0.1.12 torch-c-dlpack-ext==0.1.5 z3-solver==4.15.4.0 \
   nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1 nvidia-cutlass-dsl-libs-core==4.8.1 \
   nvidia-cutlass-dsl-libs-cu13==4.8.1
 pack() {  # pack NAME WHEEL... : the wheels' contents (site-packages layout) as NAME.tar.xz
