@@ -35,7 +35,7 @@ H200 = Device(
     },
 )
 CASES = [{"n": 1024}, {"n": 1048576}]
-PROTON = FIXTURES / "proton" / "matmul_shape.chrome_trace"
+PROTON = FIXTURES / "proton"  # proton's trace and tree of a matmul, captured on an H200
 # The launch flags that work in a container with no display, no GPU and no network.
 FLAGS = [
     "--headless",
@@ -54,7 +54,7 @@ def _timed(
     store: Store, path: str, sha: str, parent: str | None, medians: list[float], scopes: bool = True
 ) -> Run:
     """A passing version with bench and roofline figures as those rungs write them, and the
-    scopes rung's copy of proton's intra-kernel trace (tests/fixtures/proton)."""
+    scopes rung's copy of proton's intra-kernel trace (the real one in tests/fixtures/proton)."""
     run = store.begin("add", "problems/add", Solution(path, sha, "triton", parent), H200, 7, {}, source="x")
     store.add_rung(run, RungResult("correct", Status.OK, "all match"))
     bench = [
@@ -86,7 +86,7 @@ def _timed(
         return run
     folder = store.run_dir(run.id) / "scopes"
     folder.mkdir()
-    shutil.copy(PROTON, folder / "trace.chrome_trace.json")
+    shutil.copy(PROTON / "matmul_trace.chrome_trace", folder / "trace.chrome_trace.json")
     (folder / "summary.json").write_text("{}")
     store.add_rung(
         run,
@@ -212,14 +212,18 @@ def test_the_best_versions_intra_kernel_trace_is_drawn_or_said_to_be_none(worksp
     assert doc["intra_kernel"]["path"].endswith("runs/4/scopes/trace.chrome_trace.json")
     _open(browser, Path(doc["out"]))
     assert _boxes(browser, '#intra figure[data-chart="intra-kernel"] svg')[0]["h"] > 100
-    assert len(_boxes(browser, "#intra svg #scopes path, #intra svg #scopes use")) >= 3  # a bar per scope
+    bars = _boxes(browser, "#intra svg #scopes path")
+    assert len(bars) == 2 and all(b["w"] > 0 and b["h"] > 0 for b in bars)  # a bar per scope
     rows = [r.text for r in browser.find_elements("css selector", "table.scopes tr")[1:]]
-    assert [r.split()[1] for r in rows] == ["loop", "epilogue", "prologue"]
-    assert "wg0 40,000, wg1 44,000" in rows[0]  # the producer and consumer groups apart, in cycles
+    assert [r.split()[:4] for r in rows] == [
+        ["matmul", "main_loop", "98%", "78,658"],
+        ["matmul", "epilogue", "1%", "1,170"],
+    ]
+    assert "wg0 1,229, wg1 1,111" in rows[1]  # cycles per warp in each warp group
     store = Store(workspace)
     late = _timed(store, "v5.py", "e" * 64, "d" * 64, [0.001, 0.040])
     trace = store.run_dir(late.id) / "scopes" / "trace.chrome_trace.json"
-    trace.write_text('{"matmul_kernel": {"cycles": 1}}')  # proton's tree, not a trace
+    shutil.copy(PROTON / "matmul_tree.hatchet", trace)  # proton's tree, not a trace
     store.close()
     _open(browser, Path(report.write(workspace, "add")["out"]))
     said = browser.find_element("css selector", "#intra").text
