@@ -134,7 +134,7 @@ def test_the_verbs_are_listed_as_tools(server):
 
 
 def test_check_stores_runs_that_show_exactly_as_the_cli_does(server, checked, workspace):
-    assert checked["schema"] == "rung/1" and checked["problem"] == "tiny"
+    assert checked["schema"] == "rung/2" and checked["problem"] == "tiny"
     good, bad = checked["solutions"]
     assert (good["run"], good["verdict"], bad["run"], bad["verdict"]) == (1, "PASS", 2, "FAIL at run")
     assert good["path"] == str(workspace / "problems/tiny/solutions/good.py")
@@ -171,7 +171,7 @@ def test_history_diff_rungs_and_problem_answer_what_the_cli_prints(server, check
     for tool in ("bench", "dump", "profile"):
         assert server.text(tool, run=1) == rung("show", "1", "--rung", tool, "--json", "-w", ws)
     info = server.text("problem_info", problem="problems/tiny")
-    assert info == rung("problem", f"{ws}/problems/tiny", "--json", "-w", ws)
+    assert info == rung("problem", f"{ws}/problems/tiny", "--json")
     assert json.loads(info)["benchmarks"] == [{"n": 4096}]
 
 
@@ -185,7 +185,7 @@ def test_context_search_answers_what_the_cli_prints(server, workspace):
 
 def test_read_artifact_reads_only_inside_the_workspace(server, checked, workspace):
     page = json.loads(server.text("read_artifact", path=".rung/runs/1/result.json"))
-    assert json.loads(page["text"])["id"] == 1 and page["next_offset"] is None
+    assert json.loads(page["text"])["run"] == 1 and page["next_offset"] is None
     inside = workspace / ".rung" / "runs" / "2" / "logs" / "judge.stderr.log"
     assert json.loads(server.text("read_artifact", path=str(inside)))["text"] == inside.read_text()
     outside = workspace.parent / "outside.txt"
@@ -250,7 +250,7 @@ def test_resources_are_the_problems_and_runs(server, checked, workspace):
     }
     ws = str(workspace)
     assert _resource(server, "rung://problem/tiny") == json.loads(
-        rung("problem", f"{ws}/problems/tiny", "--json", "-w", ws)
+        rung("problem", f"{ws}/problems/tiny", "--json")
     )
     assert [(r["run"], r["problem"], r["verdict"]) for r in _resource(server, "rung://runs")["runs"]] == [
         (2, "tiny", "FAIL at run"),

@@ -1,4 +1,4 @@
-"""Every --json document validates against the published schema, docs/schema/rung-1.schema.json."""
+"""Every --json document validates against the published schema, docs/schema/rung-2.schema.json."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.conftest import FIXTURES, ROOT
 
 TINY = FIXTURES / "tiny"
 SOL = TINY / "solutions"
-PUBLISHED = json.loads((ROOT / "docs" / "schema" / "rung-1.schema.json").read_text())
+PUBLISHED = json.loads((ROOT / "docs" / "schema" / "rung-2.schema.json").read_text())
 
 
 def validator(document: str) -> jsonschema.Draft202012Validator:
@@ -63,6 +63,7 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "config": rung("config"),
         "cache_info": rung("cache", "info"),
         "cache_clear": rung("cache", "clear"),
+        "report": rung("report", str(TINY)),
     }
 
 
@@ -88,6 +89,7 @@ def test_the_published_schema_is_a_valid_json_schema_for_this_version():
         "config",
         "cache_info",
         "cache_clear",
+        "report",
     ],
 )
 def test_every_document_validates(printed, document):
@@ -115,6 +117,23 @@ def test_documents_that_break_the_schema_are_refused(printed):
     assert json.loads(dumps({"x": float("nan")})) == {"x": None, "null_reasons": {"x": "not a number"}}
 
 
+def _keys(doc: Any) -> set[str]:
+    if isinstance(doc, dict):
+        return set(doc).union(*(_keys(v) for v in doc.values()))
+    if isinstance(doc, list):
+        return set().union(*(_keys(v) for v in doc))
+    return set()
+
+
+def test_a_run_is_named_run_in_every_document(printed):
+    assert printed["check"]["solutions"][0]["run"] == printed["history"]["runs"][0]["run"] == 1
+    assert printed["show"]["run"] == printed["show_rung"]["run"] == printed["diff"]["a"]["run"] == 1
+    for document in ("check", "history", "show", "show_rung", "diff", "optimize"):
+        assert "id" not in _keys(printed[document]), document
+    with_id = {k: v for k, v in printed["show"].items() if k != "run"} | {"id": 1}  # rung/1's show
+    assert not validator("show").is_valid(with_id)
+
+
 def test_nvml_records_validate_and_a_malformed_one_is_refused():
     from tests.test_gpu_facts import fake_nvml
 
@@ -129,4 +148,4 @@ def test_nvml_records_validate_and_a_malformed_one_is_refused():
 
 def test_the_schema_sits_where_the_docs_say():
     assert (ROOT / "docs" / "schema" / "README.md").is_file()
-    assert Path(PUBLISHED["$id"]).name == "rung-1.schema.json"
+    assert Path(PUBLISHED["$id"]).name == "rung-2.schema.json"

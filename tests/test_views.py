@@ -23,9 +23,14 @@ CASES = [{"n": 1024}, {"n": 1048576}]
 REFERENCE_MS = [0.010, 0.400]
 
 
-def _timed(store: Store, path: str, sha: str, parent: str | None, medians: list[float]) -> Run:
+H100 = Device("cuda", "NVIDIA H100 80GB HBM3", "sm_90", ceilings={"dram_gbps": 3000.0})
+
+
+def _timed(
+    store: Store, path: str, sha: str, parent: str | None, medians: list[float], device: Device = H200
+) -> Run:
     """A version that passed and was timed: bench and roofline figures as the rungs write them."""
-    run = store.begin("add", "problems/add", Solution(path, sha, "triton", parent), H200, 7, {}, source="x")
+    run = store.begin("add", "problems/add", Solution(path, sha, "triton", parent), device, 7, {}, source="x")
     store.add_rung(run, RungResult("correct", Status.OK, "all match"))
     bench = [
         {"case": c, "median_ms": m, "speedup_vs_reference": ref / m}
@@ -149,3 +154,36 @@ def test_rung_history_json_is_the_document(workspace):
     assert json.loads(done.stdout) == json.loads(
         json.dumps(views.history_doc("add", api.history("add", workspace)))
     )
+
+
+def test_times_from_another_gpu_model_are_never_compared(tmp_path):
+    with Store(tmp_path) as store:
+        v1 = _timed(store, "v1.py", "a" * 64, None, [0.008, 0.200])
+        v2 = _timed(store, "v2.py", "b" * 64, "a" * 64, [0.006, 0.150], device=H100)
+        v3 = _timed(store, "v3.py", "c" * 64, "b" * 64, [0.003, 0.075], device=H100)
+    why = "run 1 ran on NVIDIA H200, run 2 on NVIDIA H100 80GB HBM3: times from different devices are not compared"
+    rows = {r["run"]: r for r in views.versions(api.history("add", tmp_path))}
+    assert rows[2]["not_compared"] == why and rows[2]["device"] == "NVIDIA H100 80GB HBM3"
+    assert "speedup_vs_parent" not in rows[2] and all("speedup_vs_parent" not in c for c in rows[2]["cases"])
+    assert rows[2]["speedup_vs_reference"] > 0  # timed beside it on its own GPU: still a figure
+    assert rows[3]["speedup_vs_parent"] == pytest.approx(2.0) and "not_compared" not in rows[3]
+    across = views.diff_doc(v1, v2, "x", "x")
+    assert across["not_compared"] == why and all("ratio" not in row for row in across["bench"])
+    assert across["a"]["device"] == "NVIDIA H200" and across["b"]["device"] == "NVIDIA H100 80GB HBM3"
+    same = views.diff_doc(v2, v3, "x", "x")
+    assert "not_compared" not in same and [r["ratio"] for r in same["bench"]] == pytest.approx([0.5, 0.5])
+    console = Console(width=200, record=True)
+    console.print(render.history(api.history("add", tmp_path)))
+    render.print_diff(console, across)
+    text = console.export_text()
+    assert "other GPU" in text and why in text
+
+
+def test_history_show_and_diff_start_no_process(workspace, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"a process was started: {args}")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    assert len(api.history("add", workspace)) == 5
+    assert api.show(2, workspace).id == 2 and len(api.lineage(2, workspace)) == 2
+    assert api.diff(1, 2, workspace)["bench"]

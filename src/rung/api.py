@@ -8,7 +8,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from rung import runner, views
+from rung import problem_data, runner, views
 from rung.context import ContextIndex, Snippet
 from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
@@ -33,12 +33,9 @@ def check(
     for p in paths:
         if not p.is_file():
             raise SolutionError(f"{p}: no such solution file")
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         spec, device = runner.describe(Path(problem), store.root / "scratch")
         return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
-    finally:
-        store.close()
 
 
 def check_many(
@@ -63,11 +60,8 @@ def check_many(
         raise ProblemError(f"{problem}: no such folder or file")
     runner.skipped_rungs()  # a bad RUNG_SKIP is a usage error here, before any worker starts
     chosen = executors.from_spec(executor, workers)
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         return executors.check_batch(store, chosen, Path(problem), paths, on_rung, on_run)
-    finally:
-        store.close()
 
 
 def device(workspace: str | Path | None = None, remeasure: bool = False) -> Device:
@@ -79,45 +73,33 @@ def device(workspace: str | Path | None = None, remeasure: bool = False) -> Devi
 def history(problem: str | Path, workspace: str | Path | None = None) -> list[Run]:
     """Every stored run of `problem` (a folder or a name), oldest first."""
     p = Path(problem)
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         return store.runs(p.stem if p.is_file() else p.resolve().name if p.exists() else p.name)
-    finally:
-        store.close()
 
 
 def show(run_id: int, workspace: str | Path | None = None) -> Run:
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         return store.run(run_id)
-    finally:
-        store.close()
 
 
 def lineage(run_id: int, workspace: str | Path | None = None) -> list[Run]:
     """Run `run_id` and the runs of its ancestor versions, nearest first (views.lineage)."""
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         run = store.run(run_id)
         return views.lineage(run, store.runs(run.problem))
-    finally:
-        store.close()
 
 
-def problem(path: str | Path, workspace: str | Path | None = None) -> Problem:
-    """What a problem holds (its cases, tolerance, whether it has a cost model), as a judge reads it."""
-    with _scratch(workspace) as scratch:
-        return runner.describe(Path(path), scratch)[0]
+def problem(path: str | Path) -> Problem:
+    """What a problem declares (its cases, tolerance, whether it has a cost model), read from its
+    files as data: no judge starts and no code of the problem runs."""
+    return problem_data.read(path)
 
 
 def diff(run_a: int, run_b: int, workspace: str | Path | None = None) -> dict[str, Any]:
     """Two stored runs compared: views.diff_doc of their runs and their solutions' stored sources."""
-    store = open_store(workspace)
-    try:
+    with open_store(workspace) as store:
         a, b = store.run(run_a), store.run(run_b)
         return views.diff_doc(a, b, store.source(a.solution.sha256), store.source(b.solution.sha256))
-    finally:
-        store.close()
 
 
 @contextmanager
@@ -138,9 +120,8 @@ def _scratch(workspace: str | Path | None) -> Iterator[Path]:
 
 def context_index(workspace: str | Path | None = None) -> ContextIndex:
     """The workspace's index of documentation and example code, `.rung/context.db`."""
-    store = open_store(workspace)
-    store.close()
-    return ContextIndex(store.root.parent)
+    with open_store(workspace) as store:  # the workspace, made where it is missing
+        return ContextIndex(store.root.parent)
 
 
 def context_add(target: str, workspace: str | Path | None = None) -> int:

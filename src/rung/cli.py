@@ -439,11 +439,10 @@ def diff(
 def problem(
     path: Annotated[Path, typer.Argument(help="Problem folder or KernelBench file.")],
     json_out: JsonOpt = False,
-    workspace: ReadWorkspaceOpt = None,
 ) -> None:
-    """What a problem holds: its test and benchmark cases, tolerance and cost model."""
-    with contextlib.nullcontext() if json_out else progress.waiting(err, f"a judge reads {path}"):
-        spec = api.problem(path, workspace)
+    """What a problem holds: its test and benchmark cases, tolerance and cost model (read from
+    its files as data: nothing of it runs)."""
+    spec = api.problem(path)
     if json_out:
         print(dumps(views.problem_doc(spec)))
         return

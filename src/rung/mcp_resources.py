@@ -34,7 +34,7 @@ def add(server: MCPServer, root: Path) -> None:
     @server.resource("rung://problem/{name}", name="problem", mime_type="application/json")
     def problem(name: str) -> str:
         """A problem under problems/: its cases, tolerance and cost model (`rung problem --json`)."""
-        return dumps(views.problem_doc(api.problem(_folder(root, name), root)))
+        return dumps(views.problem_doc(api.problem(_folder(root, name))))
 
     @server.resource("rung://runs", name="runs", mime_type="application/json")
     def runs() -> str:
@@ -60,11 +60,8 @@ def add(server: MCPServer, root: Path) -> None:
 
 def _every_run(root: Path) -> list[Run]:
     """Every stored run of every problem, oldest first."""
-    store = api.open_store(root)
-    try:
+    with api.open_store(root) as store:
         return store.runs()
-    finally:
-        store.close()
 
 
 def _problems(root: Path) -> list[dict[str, Any]]:

@@ -164,7 +164,7 @@ def build(workspace: Path) -> MCPServer:
     def problem_info(problem: str) -> str:
         """What a problem holds: its docstring, test and benchmark cases, tolerance, whether it has a
         cost model (`rung problem PROBLEM --json`)."""
-        return dumps(views.problem_doc(api.problem(here(problem), root)))
+        return dumps(views.problem_doc(api.problem(here(problem))))
 
     @tool
     def context_search(query: str, limit: int = 8) -> str:

@@ -109,7 +109,7 @@ def print_rung(console: Console, run: Run, r: RungResult) -> None:
 
 
 def print_problem(console: Console, problem: Problem) -> None:
-    """A problem's cases, tolerance and cost model, as its judge read them."""
+    """A problem's cases, tolerance and cost model, as its files declare them."""
     console.print(Text.assemble((problem.name, "bold"), (f"  {problem.path}", "dim")))
     if problem.doc.strip():
         console.print(problem.doc.strip().splitlines()[0], markup=False)
@@ -120,8 +120,6 @@ def print_problem(console: Console, problem: Problem) -> None:
         for i, case in enumerate(cases):
             table.add_row(f"{kind} {i}", " ".join(f"{k}={v}" for k, v in case.items()))
     console.print(table)
-    if problem.input_shapes:
-        console.print(f"inputs of test 0: {', '.join(problem.input_shapes)}", markup=False)
     tol = ", ".join(f"{k}={v}" for k, v in problem.tolerance.items()) or "the per-dtype default"
     if problem.own_check:
         tol = f"decided by {problem.own_check}; rung's ({tol}) warns, fails with --strict"
@@ -151,6 +149,8 @@ def print_diff(console: Console, doc: dict[str, Any]) -> None:
         console.print(f"  {r['name']:<9}{r['a'] or '-'} → {r['b'] or '-'}", markup=False)
     if not doc["rungs"]:
         console.print("  every rung ended as before", style="dim")
+    if "not_compared" in doc:
+        console.print(f"  {doc['not_compared']}", style="yellow", markup=False)
     if doc["bench"]:
         table = Table(show_edge=False, header_style="bold")
         for col in ("case", "a_ms", "b_ms", "b/a"):
@@ -176,7 +176,7 @@ def history(runs: list[Run]) -> Table:
     ]
     figures += [
         ("x ref", lambda row: _times(row.get("speedup_vs_reference"))),
-        ("x parent", lambda row: _times(row.get("speedup_vs_parent"))),
+        ("x parent", _vs_parent),
         ("roofline", lambda row: f"{row['pct_of_roofline']:.0%}" if "pct_of_roofline" in row else ""),
     ]
     cells = [[cell(row) for _, cell in figures] for row in rows]
@@ -206,6 +206,11 @@ def history(runs: list[Run]) -> Table:
     return table
 
 
+def _vs_parent(row: dict[str, Any]) -> str:
+    # A parent timed on another GPU model gets no ratio: the cell names that device instead.
+    return "other GPU" if "not_compared" in row else _times(row.get("speedup_vs_parent"))
+
+
 def _case_ms(key: str, row: dict[str, Any]) -> str:
     return next(
         (_ms(c["median_ms"]) for c in row["cases"] if json.dumps(c["case"], sort_keys=True) == key), ""
@@ -225,6 +230,7 @@ def print_lineage(console: Console, rows: list[dict[str, Any]]) -> None:
             for text in (
                 _times(row.get("speedup_vs_reference")) + " ref" if "speedup_vs_reference" in row else "",
                 _times(row.get("speedup_vs_parent")) + " parent" if "speedup_vs_parent" in row else "",
+                "parent on another GPU" if "not_compared" in row else "",
                 f"{row['pct_of_roofline']:.0%} roofline" if "pct_of_roofline" in row else "",
             )
             if text

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "rung/1"
+SCHEMA = "rung/2"
 
 
 class Status(str, enum.Enum):
@@ -56,9 +56,6 @@ class Problem:
     benchmarks: list[dict[str, Any]] = field(default_factory=list)
     tolerance: dict[str, float] = field(default_factory=dict)
     has_cost: bool = False
-    # The first test case's inputs as "dtype(shape)", where the judge can tell without building
-    # them (on the meta device: native and KernelBench problems; not GPU MODE's).
-    input_shapes: list[str] = field(default_factory=list)
     own_check: str = ""  # the format's own check that decides on values, in words; "" for rung's tolerance
 
 
@@ -166,7 +163,7 @@ class Run:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
-            "id": self.id,
+            "run": self.id,
             "problem": self.problem,
             "solution": dataclasses.asdict(self.solution),
             "device": dataclasses.asdict(self.device),
@@ -183,7 +180,7 @@ class Run:
     def from_dict(cls, d: dict[str, Any]) -> Run:
         check_schema(d)
         return cls(
-            id=int(d["id"]),
+            id=int(d["run"]),
             problem=d["problem"],
             solution=Solution(**d["solution"]),
             device=Device(**d["device"]),

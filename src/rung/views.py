@@ -1,8 +1,13 @@
 """The JSON documents rung prints with `--json`, as plain dicts: one place, so the CLI and the MCP
 server say the same thing in the same words.
 
-Every document carries `"schema": SCHEMA` and is printed with `spec.dumps` (non-finite floats
-become strings). Keys are stable: scripts and agents read them.
+Every document carries `"schema": SCHEMA` and is printed with `spec.dumps` (a non-finite float
+becomes null, its reason under its object's `null_reasons`). Keys are stable: scripts and agents
+read them.
+
+Times measured on different GPU models are never compared as if they were one: where two runs'
+devices differ (`other_device`), a version's speedup over its parent and a diff's ratios are left
+out and `not_compared` says why. The device record travels with each run.
 """
 
 from __future__ import annotations
@@ -76,7 +81,8 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
     """One version as a person compares it with others: its verdict (and, failed, why), per
     benchmark case the median time, the speedup over the reference and over its parent, the
     percent of roofline; over the cases, their geometric means."""
-    own, before = _medians(run), _medians(parent) if parent else {}
+    apart = other_device(parent, run) if parent else None
+    own, before = _medians(run), _medians(parent) if parent and not apart else {}
     roof = _by_case(run, "roofline", "pct_of_roofline")
     vs_ref = _by_case(run, "bench", "speedup_vs_reference")
     cases = []
@@ -101,8 +107,10 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
         "ok": run.ok,
         "verdict": run.verdict,
         "why": (failed.message.splitlines() or [""])[0] if failed else "",
+        "device": run.device.name,
         "parent": run.solution.parent,
         "parent_run": parent.id if parent else None,
+        **({"not_compared": apart} if apart else {}),
         "cases": cases,
         **{
             key: geomean([c[key] for c in cases if key in c])
@@ -174,17 +182,19 @@ def diff_doc(run_a: Run, run_b: Run, source_a: str, source_b: str) -> dict[str, 
     status_a = {r.name: r.status.value for r in run_a.rungs}
     status_b = {r.name: r.status.value for r in run_b.rungs}
     names = [*status_a, *(n for n in status_b if n not in status_a)]
+    apart = other_device(run_a, run_b)
     return {
         "schema": SCHEMA,
         "a": _side(run_a),
         "b": _side(run_b),
+        **({"not_compared": apart} if apart else {}),
         "source_diff": "".join(source_diff),
         "rungs": [
             {"name": n, "a": status_a.get(n), "b": status_b.get(n)}
             for n in names
             if status_a.get(n) != status_b.get(n)
         ],
-        "bench": _bench_cases(run_a, run_b),
+        "bench": _bench_cases(run_a, run_b, compared=not apart),
     }
 
 
@@ -195,17 +205,29 @@ def _side(run: Run) -> dict[str, Any]:
         "sha256": run.solution.sha256,
         "ok": run.ok,
         "verdict": run.verdict,
+        "device": run.device.name,
     }
 
 
-def _bench_cases(run_a: Run, run_b: Run) -> list[dict[str, Any]]:
-    """Benchmark cases of either run, matched by their keyword values, in the order they ran."""
+def other_device(a: Run, b: Run) -> str | None:
+    """Why `a`'s times and `b`'s are not comparable (they ran on different GPU models), or None."""
+    if (a.device.kind, a.device.name) == (b.device.kind, b.device.name):
+        return None
+    return (
+        f"run {a.id} ran on {a.device.name}, run {b.id} on {b.device.name}: times from different"
+        " devices are not compared"
+    )
+
+
+def _bench_cases(run_a: Run, run_b: Run, compared: bool = True) -> list[dict[str, Any]]:
+    """Benchmark cases of either run, matched by their keyword values, in the order they ran;
+    the ratio b / a only where both were timed on the same device (`compared`)."""
     timed_a, timed_b = _medians(run_a), _medians(run_b)
     rows = []
     for key in [*timed_a, *(k for k in timed_b if k not in timed_a)]:
         a, b = timed_a.get(key), timed_b.get(key)
         row: dict[str, Any] = {"case": json.loads(key), "a_median_ms": a, "b_median_ms": b}
-        if a and b:
+        if a and b and compared:
             row["ratio"] = b / a
         rows.append(row)
     return rows

@@ -12,7 +12,6 @@ import torch
 
 from rung.common.messages import FormatSide
 from rung.common.trees import leaves
-from rung.errors import ProblemError
 from rung.spec import Problem
 
 
@@ -115,26 +114,9 @@ class LoadedProblem:
             benchmarks=self.benchmarks,
             tolerance=self.tolerance,
             has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
-            input_shapes=self._input_shapes(),
             own_check=self.own_check,
         )
-
-    def _input_shapes(self) -> list[str]:
-        """The first test case's inputs, drawn on the meta device: shapes, no data."""
-        if not self.meta_inputs or not self.tests:
-            return []
-        try:
-            drawn = leaves(self.inputs(self.tests[0], 0, "meta"))
-        except Exception:
-            return []  # not drawable without data: the cases alone describe it
-        return [f"{str(t.dtype).removeprefix('torch.')}{tuple(t.shape)}" for t in drawn]
 
 
 def _nbytes(tree: Any) -> int:
     return sum(t.numel() * t.element_size() for t in leaves(tree))
-
-
-def case_list(value: Any, where: str) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not all(isinstance(c, dict) for c in value):
-        raise ProblemError(f"{where} must be a list of keyword dicts")
-    return [dict(c) for c in value]

@@ -18,6 +18,7 @@ accepts), failures only under RUNG_STRICT=1.
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import sys
 import tempfile
@@ -31,8 +32,9 @@ from rung.common.messages import FormatSide
 from rung.common.poison import poison
 from rung.common.trees import leaves
 from rung.errors import ProblemError
-from rung.judge.formats.base import CaseSize, LoadedProblem, case_list
+from rung.judge.formats.base import CaseSize, LoadedProblem
 from rung.judge.formats.output_buffer import designated_outputs
+from rung.problem_data import GPUMODE_CHECK, case_list
 
 SUBMISSION = "@SUBMISSION@"
 
@@ -61,7 +63,7 @@ class GpuModeProblem(LoadedProblem):
         super().__init__(
             name=folder.name,
             path=folder.resolve(),
-            doc=str(task.get("description") or module.__doc__ or "").strip(),
+            doc=str(task.get("description") or inspect.cleandoc(module.__doc__ or "")).strip(),
             tests=case_list(task["tests"], f"{task_path}: tests"),
             benchmarks=case_list(task.get("benchmarks") or [], f"{task_path}: benchmarks"),
         )
@@ -71,7 +73,7 @@ class GpuModeProblem(LoadedProblem):
             self.shared_files.append(folder.parent / "utils.py")
         self.meta_inputs = False  # generate_input chooses its own device
         self.owns_verdict = callable(getattr(module, "check_implementation", None))
-        self.own_check = "reference.py's check_implementation" if self.owns_verdict else ""
+        self.own_check = GPUMODE_CHECK if self.owns_verdict else ""
         self._slot_known = False
 
     def solution_side(self, lib_dir: Path) -> FormatSide:

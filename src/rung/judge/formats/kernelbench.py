@@ -1,8 +1,8 @@
 """KernelBench problem files: `class Model(nn.Module)`, `get_inputs()`, `get_init_inputs()`.
 
-One Python file is the problem; its module-level size constants are its one case, used for the
-tests and the benchmark alike (the case lists them, so `rung problem` and every message show
-the sizes). A solution defines `class ModelNew` with Model's constructor.
+One Python file is the problem; its module-level size constants are its one case (read as data
+by rung.problem_data, as `rung problem` reads them), used for the tests and the benchmark alike
+(the case lists them, so every message shows the sizes). A solution defines `class ModelNew` with Model's constructor.
 Both models are built from get_init_inputs() after the same `torch.manual_seed`, so their
 weights match, and moved to the device; the reference is Model's forward (in float64 on a
 float64 copy of the model for the precise comparison). Inputs come from get_inputs() after
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,10 @@ from rung.common.messages import FormatSide
 from rung.common.trees import clone_tree, tensor_list
 from rung.errors import ProblemError
 from rung.judge.formats.base import LoadedProblem
+from rung.problem_data import KERNELBENCH_CHECK, KERNELBENCH_TRIALS, kernelbench_sizes
 
 WEIGHT_SEED = 42
 OWN_TOLERANCE = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
-OWN_TRIALS = 5
 
 
 class KernelBenchProblem(LoadedProblem):
@@ -53,14 +54,13 @@ class KernelBenchProblem(LoadedProblem):
         super().__init__(
             name=path.stem,
             path=path.resolve(),
-            doc=(module.__doc__ or module.Model.__doc__ or "").strip(),
-            tests=[_sizes(module)],
-            benchmarks=[_sizes(module)],
+            doc=inspect.cleandoc(module.__doc__ or module.Model.__doc__ or "").strip(),
+            tests=[kernelbench_sizes(path)],
+            benchmarks=[kernelbench_sizes(path)],
             entry_name="ModelNew",
             owns_verdict=True,
-            trials=OWN_TRIALS,
-            own_check=f"KernelBench's: the same shape, then allclose at atol=rtol=1e-4 (fp32) or 1e-2 "
-            f"(fp16, bf16), {OWN_TRIALS} trials",
+            trials=KERNELBENCH_TRIALS,
+            own_check=KERNELBENCH_CHECK,
         )
         self.module = module
         self._models: dict[tuple[str, bool], Any] = {}
@@ -135,15 +135,6 @@ class KernelBenchProblem(LoadedProblem):
             reference_names=["Model", "get_inputs", "get_init_inputs"],
             forbidden_modules=[self.path.stem, f"rung_kernelbench_{self.path.stem}"],
         )
-
-
-def _sizes(module: Any) -> dict[str, Any]:
-    """The file's module-level plain values (batch_size, dim, ...): what sizes its one case."""
-    return {
-        k: v
-        for k, v in vars(module).items()
-        if not k.startswith("_") and isinstance(v, (bool, int, float, str, tuple, list)) and _plain(v)
-    }
 
 
 def _on_meta(device: str) -> contextlib.AbstractContextManager[Any]:

@@ -1,6 +1,7 @@
 """rung's own problem format: `problem.py` with TESTS, BENCHMARKS, generate_input and reference.
 
-TESTS / BENCHMARKS       lists of keyword dicts (shapes and options)
+TESTS / BENCHMARKS       lists of keyword dicts (shapes and options), as data (literals and
+                         arithmetic), or in cases.yml beside problem.py (rung.problem_data)
 generate_input(seed, device, **case) -> tuple    the solution's positional inputs
 reference(*inputs)       slow and right; run on float64 copies unless REFERENCE_UPCAST = False
 TOLERANCE                optional {"atol", "rtol", "min_psnr_db", "min_cosine", "max_norm_rel_err"} override
@@ -10,12 +11,14 @@ cost(**case)             optional {"flops": int, "bytes": int}, minimum work for
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
 from rung.common.loader import import_file
 from rung.errors import ProblemError
-from rung.judge.formats.base import CaseSize, LoadedProblem, case_list
+from rung.judge.formats.base import CaseSize, LoadedProblem
+from rung.problem_data import native_cases
 
 
 class NativeProblem(LoadedProblem):
@@ -30,22 +33,13 @@ class NativeProblem(LoadedProblem):
         for name in ("generate_input", "reference"):
             if not callable(getattr(module, name, None)):
                 raise ProblemError(f"{path}: defines no function {name}()")
-        if not hasattr(module, "TESTS"):
-            raise ProblemError(f"{path}: defines no TESTS")
-        tolerance = getattr(module, "TOLERANCE", {})
-        if not isinstance(tolerance, dict):
-            raise ProblemError(f"{path}: TOLERANCE must be a dict")
         super().__init__(
             name=folder.name,
             path=folder.resolve(),
-            doc=(module.__doc__ or "").strip(),
-            tests=case_list(module.TESTS, f"{path}: TESTS"),
-            benchmarks=case_list(getattr(module, "BENCHMARKS", []), f"{path}: BENCHMARKS"),
-            tolerance={str(k): float(v) for k, v in tolerance.items()},
+            doc=inspect.cleandoc(module.__doc__ or "").strip(),
+            **native_cases(folder),  # as data, so `rung problem` reads the same cases without a judge
             upcast_reference=bool(getattr(module, "REFERENCE_UPCAST", True)),
         )
-        if not self.tests:
-            raise ProblemError(f"{path}: TESTS is empty")
         self.module = module
 
     def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
