@@ -10,6 +10,7 @@ import pytest
 
 from rung import runner
 from rung.judge import clocks, gpu_facts
+from rung.render import gpu_facts as render_facts
 from rung.spec import Device
 
 
@@ -130,6 +131,19 @@ def test_the_clock_reading_is_throttled_below_three_quarters_of_the_default_cloc
     assert held["throttled"] is True and held["clock_reasons"] == ["gpu_idle", "sw_power_cap"]
     assert clocks.summary(record)["throttled"] is False  # no default clock read: not called throttled
     assert clocks.summary(gpu_facts.unavailable("no driver")) == {"error": "no clock reading: no driver"}
+
+
+def test_rung_device_shows_each_fact_or_why_there_are_none():
+    from rich.console import Console
+
+    def shown(facts):
+        console = Console(width=120, record=True)
+        console.print(render_facts(facts))
+        return console.export_text()
+
+    text = shown(gpu_facts.read("abc", fake_nvml()))
+    assert "gpu_idle, sw_power_cap" in text and "NVML: Not Supported" in text and "612" in text
+    assert shown(gpu_facts.unavailable("no driver")).strip() == "NVML: unavailable (no driver)"
 
 
 def test_a_device_record_stored_before_nvml_was_read_still_loads():

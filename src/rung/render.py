@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -264,7 +264,12 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def device(dev: Device) -> Table:
+def device(dev: Device) -> Group:
+    """The device's measured ceilings beside the datasheet, then what NVML says of it now."""
+    return Group(_ceilings(dev), gpu_facts(dev.nvml))
+
+
+def _ceilings(dev: Device) -> Table:
     table = Table(
         title=f"{dev.name} ({dev.arch or dev.kind}, driver {dev.driver or '-'})", header_style="bold"
     )
@@ -278,6 +283,23 @@ def device(dev: Device) -> Table:
         table.add_row(key, f"{value:,.1f}", f"{ref:,.0f}" if ref else "", f"{value / ref:.0%}" if ref else "")
     if not dev.ceilings:
         table.add_row("(no GPU: nothing to measure)", "", "", "")
+    return table
+
+
+def gpu_facts(facts: dict[str, Any]) -> Table | Text:
+    """NVML's record of the GPU, a row per fact (a fact NVML could not read says why), or one
+    line saying why there is none."""
+    if not facts.get("available"):
+        return Text(f"NVML: unavailable ({facts.get('reason', 'not read')})", style="dim")
+    table = Table(title="the GPU now, through NVML", header_style="bold")
+    table.add_column("fact")
+    table.add_column("value")
+    unread = facts.get("unread", {})
+    for key, value in facts.items():
+        if key in ("available", "unread"):
+            continue
+        shown = (", ".join(value) or "none") if isinstance(value, list) else _fmt(value)
+        table.add_row(key, f"[dim]{unread[key]}[/dim]" if key in unread else shown)
     return table
 
 
