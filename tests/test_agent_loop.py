@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,8 +17,10 @@ from rung.agents import LoopState, Tried, idioms, prompt
 from rung.agents.llm import OUT_OF_TURNS, LLMAgent
 from rung.agents.providers import LLMConfig, Provider
 from rung.agents.recorded import RecordedEndpoint
+from rung.agents.replay import ConversationReplay
 from rung.errors import UsageError
 from rung.optimize import Budget, Rules, optimize
+from rung.steer import Steering
 from rung.store import Store
 from tests.conftest import FIXTURES
 
@@ -55,10 +55,6 @@ def proposals(workspace: Path) -> list[dict]:
     db = sqlite3.connect(workspace / ".rung" / "rung.db")
     db.row_factory = sqlite3.Row
     return [dict(r) for r in db.execute("SELECT * FROM proposals ORDER BY rowid")]
-
-
-def rung(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rung", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_the_agent_reads_what_it_chooses_through_tools(tmp_path):
@@ -142,39 +138,32 @@ def test_tools_refuse_in_words_and_the_tool_turns_are_bounded(tmp_path):
 
 
 def test_a_failing_version_is_repaired_first(tmp_path):
-    """`--from RUN` of a failing run: the agent is shown the failure and its figures; a version
-    that still fails costs a repair round, the next passes and becomes the best."""
-    checked = rung("check", str(TINY), str(WRONG_SHAPE), "-w", str(tmp_path), "--json")
-    assert json.loads(checked.stdout)["solutions"][0]["verdict"].startswith("FAIL")
+    """From a failing stored run, replayed through the OpenAI SDK: the agent is shown the failure
+    and its figures; a version that still fails costs a repair round, the next passes and
+    becomes the best."""
+    store = Store(tmp_path)
+    problem, device = runner.describe(TINY, store.root / "scratch")
+    failing = runner.climb(store, problem, device, WRONG_SHAPE)
+    assert failing.verdict.startswith("FAIL")
     recording = tmp_path / "repair.json"
-    recording.write_text(
-        json.dumps(
-            {
-                "provider": "openai",
-                "conversations": [[answer(STILL_WRONG, "drop the first")], [answer(ADD, "whole output")]],
-            }
-        )
-    )
-    done = rung(
-        "optimize", str(TINY), "--agent", "replay", "--replay", str(recording), "--from", "1", "--jsonl",
-        "-w", str(tmp_path),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+    talks = [[answer(STILL_WRONG, "drop the first")], [answer(ADD, "whole output")]]
+    recording.write_text(json.dumps({"provider": "openai", "conversations": talks}))
+    events: list[dict] = []
+    replayed = ConversationReplay(recording, tmp_path)
+    try:
+        outcome = optimize(store, TINY, replayed, failing, Budget(rounds=5), on_event=events.append)
+    finally:
+        replayed.close()
     kinds = [e["event"] for e in events]
     assert kinds[:2] == ["start", "repairing"] and "repaired" in kinds
-    candidates = [e for e in events if e["event"] == "candidate"]
-    assert [c["verdict"].split(" at ")[0] for c in candidates] == ["FAIL", "PASS"]
-    summary = events[-1]
-    assert summary["best"]["run"] == candidates[1]["run"] and summary["rounds"] == 2
+    assert [r.verdict.split(" at ")[0] for r in outcome.candidates] == ["FAIL", "PASS"]
+    assert outcome.best.id == outcome.candidates[1].id and outcome.rounds == 2
+    assert outcome.reason == "the agent has nothing more to propose"
     first, second = proposals(tmp_path)
     assert "The version to repair (it fails)" in first["prompt"] and "shape" in first["prompt"]
-    assert f"## Last failures\n\nrun {candidates[0]['run']}: FAIL" in second["prompt"]
-    gave_up = rung(
-        "--repair-turns", "0", "optimize", str(TINY), "--agent", "replay", "--replay", str(recording),
-        "--from", "1", "--json", "-w", str(tmp_path),
-    )  # fmt: skip
-    assert json.loads(gave_up.stdout)["reason"].startswith("the starting version does not pass")
+    assert f"## Last failures\n\nrun {outcome.candidates[0].id}: FAIL" in second["prompt"]
+    gave_up = optimize(store, TINY, replayed, failing, rules=Rules(repair_turns=0))
+    assert gave_up.reason.startswith("the starting version does not pass") and gave_up.candidates == []
 
 
 def test_parallel_candidates_climb_at_once(tmp_path):
@@ -199,16 +188,19 @@ def test_parallel_candidates_climb_at_once(tmp_path):
 
 
 def test_a_hint_and_a_pause_arriving_mid_run(tmp_path):
-    """After round 1 a person runs `rung hint` (and pauses the loop for a second): round 2's
-    conversation is sent the hint, and its version is recorded with it."""
+    """After round 1 a person adds a hint (and pauses the loop for a second), as `rung hint` does
+    from another terminal: round 2's conversation is sent the hint, and its version is recorded
+    with it."""
     events: list[dict] = []
+
+    steering = Steering(tmp_path, "tiny")  # what `rung hint` writes (tests/test_hint_cli.py)
 
     def person(event: dict) -> None:
         events.append(event)
         if event["event"] == "round" and event["round"] == 1:
-            assert rung("hint", str(TINY), "try adding x to itself", "-w", str(tmp_path)).returncode == 0
-            assert rung("hint", str(TINY), "--pause", "-w", str(tmp_path)).returncode == 0
-            threading.Timer(1.0, rung, ("hint", str(TINY), "--resume", "-w", str(tmp_path))).start()
+            steering.add_hint("try adding x to itself")
+            steering.pause()
+            threading.Timer(1.0, steering.resume).start()
 
     with RecordedEndpoint([[answer(SCALED, "float scale")], [answer(ADD, "add")]]) as endpoint:
         began = time.monotonic()
@@ -222,8 +214,6 @@ def test_a_hint_and_a_pause_arriving_mid_run(tmp_path):
     assert outcome.spent.paused_s >= 1.0 and outcome.spent.wall_s < time.monotonic() - began
     first, second = proposals(tmp_path)
     assert json.loads(first["hints"]) == [] and json.loads(second["hints"]) == ["try adding x to itself"]
-    listed = rung("hint", str(TINY), "-w", str(tmp_path))
-    assert "- try adding x to itself" in listed.stdout and "not paused" in listed.stdout
 
 
 def test_a_pinned_language_shapes_the_prompt_and_refuses_others(tmp_path):
