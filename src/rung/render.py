@@ -337,6 +337,18 @@ def event(e: dict[str, Any], rounds: int) -> str:
         return f"{kind} from run {e['run']}: {e['path']}"
     if kind == "hint":
         return f"hint added: {e['hint']}"
+    if kind == "tool":
+        ran = f" -> run {e['run']}" if e.get("run") is not None else ""
+        refused = f" (refused: {e['error'][:80]})" if e.get("error") else ""
+        return f"  tool {e['tool']} {e['seconds']:.1f} s{ran}{refused}"
+    if kind == "repairing":
+        return f"run {e['run']} fails ({e['verdict']}): the agent repairs it first"
+    if kind == "repaired":
+        return f"  repaired: run {e['run']} passes"
+    if kind == "paused":
+        return "paused by the person: waiting for rung hint PROBLEM --resume"
+    if kind == "resumed":
+        return f"resumed after {e['paused_s']:.0f} s"
     return " ".join(f"{k}={v}" for k, v in e.items())
 
 
