@@ -44,6 +44,7 @@ def fake_nvml(ecc=(1, 1), reasons=0x4 | 0x1, init_error=None, uuids=("GPU-abc",)
         nvmlShutdown=lambda: asked.append("shutdown"),
         nvmlDeviceGetHandleByUUID=by_uuid,
         nvmlDeviceGetHandleByIndex=lambda i: asked.append(f"index {i}") or "handle",
+        nvmlDeviceGetCount=lambda: 2,
         nvmlDeviceGetName=lambda h: b"NVIDIA H100 80GB HBM3",  # bytes, as bindings before 11.5 give
         nvmlDeviceGetUUID=lambda h: "GPU-abc",
         nvmlSystemGetDriverVersion=lambda: "580.159.04",
@@ -114,6 +115,12 @@ def test_without_nvml_the_record_says_why_and_nothing_raises(monkeypatch):
         "reason": "NVML has no GPU GPU-zzz: Not Found",
     }
     assert other_gpu.asked[-1] == "shutdown"
+
+
+def test_the_local_executor_counts_gpus_through_nvml_and_none_without_it():
+    nvml = fake_nvml()
+    assert gpu_facts.count(nvml) == 2 and nvml.asked == ["init", "shutdown"]
+    assert gpu_facts.count(fake_nvml(init_error="Driver Not Loaded")) == 0
 
 
 def test_the_installed_bindings_on_a_machine_without_a_driver_say_why():

@@ -1,18 +1,17 @@
 """The local executor: one worker per visible GPU, or N workers on the CPU (interpreter mode).
 
 GPUs are counted without touching CUDA (the controller never does): CUDA_VISIBLE_DEVICES where it
-is set, else `nvidia-smi -L`; none found means the CPU. Each GPU worker sees only its own GPU.
+is set, else the driver's count through NVML; none found means the CPU. Each GPU worker sees only its own GPU.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Mapping
 
 from rung.executors.stream import StreamSlot
+from rung.judge import gpu_facts
 from rung.judge_process import worker_environment
 
 WORKER = [sys.executable, "-m", "rung.executors.worker", "--die-with-parent"]
@@ -24,13 +23,7 @@ def visible_gpus(environ: Mapping[str, str]) -> list[str]:
     pinned = environ.get("CUDA_VISIBLE_DEVICES")
     if pinned is not None:
         return [g.strip() for g in pinned.split(",") if g.strip() and g.strip() != "-1"]
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [str(i) for i, line in enumerate(listing.splitlines()) if line.startswith("GPU ")]
+    return [str(i) for i in range(gpu_facts.count())]
 
 
 class LocalExecutor:

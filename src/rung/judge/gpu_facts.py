@@ -40,16 +40,9 @@ def unavailable(reason: str) -> dict[str, Any]:
 def read(uuid: str = "", nvml: Any = None) -> dict[str, Any]:
     """The record of the GPU whose CUDA UUID is `uuid` (NVML's GPU 0 when empty). `nvml` stands
     in for the pynvml module (tests pass a fake); by default it is imported here."""
+    nvml, why = _started(nvml)
     if nvml is None:
-        try:
-            import pynvml
-        except ImportError as e:
-            return unavailable(f"nvidia-ml-py is not installed ({e})")
-        nvml = pynvml
-    try:
-        nvml.nvmlInit()
-    except nvml.NVMLError as e:
-        return unavailable(f"NVML did not start: {e}")
+        return unavailable(why)
     try:
         if uuid:
             handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
@@ -60,6 +53,35 @@ def read(uuid: str = "", nvml: Any = None) -> dict[str, Any]:
         return unavailable(f"NVML has no GPU {uuid or 0}: {e}")
     finally:
         nvml.nvmlShutdown()
+
+
+def count(nvml: Any = None) -> int:
+    """How many GPUs the driver has, 0 without NVML: what the local executor gives workers,
+    counted without touching CUDA (the controller never does)."""
+    nvml, _ = _started(nvml)
+    if nvml is None:
+        return 0
+    try:
+        return int(nvml.nvmlDeviceGetCount())
+    except nvml.NVMLError:
+        return 0
+    finally:
+        nvml.nvmlShutdown()
+
+
+def _started(nvml: Any) -> tuple[Any, str]:
+    """The bindings (`nvml`, else pynvml imported here) with NVML started, or None and why not."""
+    if nvml is None:
+        try:
+            import pynvml
+        except ImportError as e:
+            return None, f"nvidia-ml-py is not installed ({e})"
+        nvml = pynvml
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError as e:
+        return None, f"NVML did not start: {e}"
+    return nvml, ""
 
 
 def translate(nvml: Any, handle: Any) -> dict[str, Any]:
