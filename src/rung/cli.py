@@ -480,6 +480,33 @@ def history(
 
 
 @app.command()
+def report(
+    problem: Annotated[
+        Path | None,
+        typer.Argument(help="Problem folder, or its name (default: the problem of the latest run)."),
+    ] = None,
+    out_path: Annotated[
+        Path | None,
+        typer.Option("--out", help="Where to write the page (default: .rung/report/<problem>.html)."),
+    ] = None,
+    json_out: JsonOpt = False,
+    workspace: ReadWorkspaceOpt = None,
+) -> None:
+    """Write a static HTML page of a problem's versions (works offline): times and % of roofline
+    over the versions, a roofline chart, the best version's cases, every run's rungs and artifacts."""
+    from rung import report as html_report  # matplotlib: imported by this command only
+
+    doc = html_report.write(existing_workspace(workspace), problem, out_path)
+    if json_out:
+        print(dumps(doc))
+        return
+    failed = sum(not r["ok"] for r in doc["runs"])
+    out.print(
+        f"wrote {doc['out']}: {len(doc['runs'])} versions of {doc['problem']}, {failed} failed", markup=False
+    )
+
+
+@app.command()
 def show(
     run_id: Annotated[int, typer.Argument(help="Run number, as printed by check and history.")],
     rung_name: Annotated[
