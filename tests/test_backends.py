@@ -133,16 +133,29 @@ def test_guard_attributes_the_kernels_a_call_ran():
 
 
 def test_trace_gives_each_kernel_its_backend_and_each_backend_its_share():
-    call = {"ph": "X", "cat": "gpu_user_annotation", "name": "rung::call", "ts": 0, "dur": 20}
+    # a call's kernels are those its rung::call range launched (host launch and device work share
+    # a correlation id)
+    call = {"ph": "X", "cat": "user_annotation", "name": "rung::call", "ts": 0, "dur": 5, "pid": 1, "tid": 1}
 
-    def kernel(name: str, ts: float, dur: float) -> dict:
-        return {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": {"stream": 7}}
+    def kernel(name: str, ts: float, dur: float, corr: int) -> list[dict]:
+        launch = {
+            "cat": "cuda_runtime",
+            "name": "cudaLaunchKernel",
+            "ts": corr,
+            "dur": 0.5,
+            "pid": 1,
+            "tid": 1,
+        }
+        launch["args"] = {"correlation": corr}
+        work = {"ph": "X", "cat": "kernel", "name": name, "ts": ts, "dur": dur, "args": {"stream": 7}}
+        work["args"]["correlation"] = corr
+        return [launch, work]
 
     events = [
         call,
-        kernel("kernel_cutlass_gemm_0", 0, 6),
-        kernel("epilogue", 7, 3),
-        kernel(TORCH_KERNEL, 11, 1),
+        *kernel("kernel_cutlass_gemm_0", 10, 6, 1),
+        *kernel("epilogue", 17, 3, 2),
+        *kernel(TORCH_KERNEL, 21, 1, 3),
     ]
     s = summarize(events, [DSL, triton_backend])
     assert s is not None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rung import knobs, progress
+from rung import knobs, ladder, progress
 from rung.spec import Device, Run, RungResult, Solution, Status
 
 
@@ -59,7 +59,7 @@ def test_the_live_line_names_solution_rung_case_and_counts_down_its_time_limit(t
         live.rung_done(7, "correct")
         live.bar.refresh()
         assert "case 2/3" not in screen.getvalue().rsplit("a.py  scale", 1)[-1]  # a case of another rung
-        live.rung_done(7, "profile")
+        live.rung_done(7, ladder.NAMES[-1])
         assert live.bar.tasks[-1].description == "[1/2] a.py  storing the run"
         live.run_done()
         assert live.bar.tasks[-1].description == "[2/2] b.py  load"
