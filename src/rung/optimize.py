@@ -11,6 +11,8 @@ only if it passes every rung that ran; it replaces the best only if its benchmar
 with no solution (a reply without one, a timeout), with the very source of a version already
 climbed in this loop, or in another language than the one pinned, is a failed candidate with
 the reason. A version the agent already checked in full with its tools is not climbed again.
+Candidates climb without the profile and scopes rungs; each new best is profiled once after its
+round (rung.chosen), and the agent sees that profile beside it.
 
 A starting version that fails is repaired first: for up to `repair_turns` rounds the agent is
 shown it, its failed rung's message and figures, and asked to make it pass; the first passing
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rung import executors, knobs, runner
+from rung import chosen, executors, knobs, runner
 from rung.agents import Agent, LoopState, Proposal, Tried, idioms
 from rung.errors import UsageError
 from rung.spec import Device, Problem, Run, Status
@@ -310,10 +312,10 @@ class Loop:
             elif at_once and p.checked is None:
                 waiting.append(p)
             else:
-                with timer.climbing():
+                with timer.climbing(), chosen.candidates_deferred():
                     self._record(p, self._climb_one(p))
         if waiting:
-            with timer.climbing():
+            with timer.climbing(), chosen.candidates_deferred():
                 for p, run in zip(waiting, self._climb_at_once(waiting), strict=True):
                     self._record(p, run)
         return proposed
@@ -354,9 +356,12 @@ class Loop:
         )
 
     def _write(self, p: Proposal) -> Path:
-        """The proposal's file under its content hash."""
-        path = self.state.versions / f"{_sha(p.source)[:12]}.py"
-        path.write_text(p.source)
+        return self._write_source(p.source)
+
+    def _write_source(self, source: str) -> Path:
+        """The version's file under its content hash."""
+        path = self.state.versions / f"{_sha(source)[:12]}.py"
+        path.write_text(source)
         return path
 
     def _record(self, p: Proposal, run: Run | None) -> None:
@@ -416,11 +421,23 @@ class Loop:
                 "overhead_s": round(overhead, 4),
             }
         )
+        if self.improved:
+            self._profile_best()
         self.stale = 0 if self.improved else self.stale + 1
         self.improved = False
         if score(self.state.best.run) is not None and self.stale >= self.rules.plateau:
             return f"plateau: no gain above the noise for {self.rules.plateau} rounds"
         return self._ask_person()
+
+    def _profile_best(self) -> None:
+        """The new best's profile (rung.chosen), for the agent's next round."""
+        best = self.state.best
+        run = chosen.profile(self.store, self.problem, self.device, best.run, self._write_source(best.source))
+        if run is not None:
+            best.profile = run
+            self.emit(
+                {"event": "profiled", "round": self.state.round, "run": best.run.id, "profile_run": run.id}
+            )
 
     def _ask_person(self) -> str:
         """Interactive mode: the person's word after a round; the reason to stop, or ''."""

@@ -345,6 +345,8 @@ def event(e: dict[str, Any], rounds: int) -> str:
         return f"run {e['run']} fails ({e['verdict']}): the agent repairs it first"
     if kind == "repaired":
         return f"  repaired: run {e['run']} passes"
+    if kind == "profiled":
+        return f"  profiled the best, run {e['run']}, as run {e['profile_run']}"
     if kind == "paused":
         return "paused by the person: waiting for rung hint PROBLEM --resume"
     if kind == "resumed":

@@ -56,10 +56,12 @@ class Proposal:
 
 @dataclass
 class Tried:
-    """A candidate already climbed: its run and its source, for the agent to learn from."""
+    """A candidate already climbed: its run and its source, for the agent to learn from; for a
+    version the loop chose, the run that profiled it (rung.chosen)."""
 
     run: Run
     source: str
+    profile: Run | None = None
 
 
 @dataclass

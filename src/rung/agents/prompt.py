@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from rung import chosen
 from rung.agents import LoopState, Tried, idioms
 from rung.render import figures
 from rung.spec import Run, Status
@@ -97,9 +98,21 @@ def _problem(state: LoopState) -> str:
 
 def _version(t: Tried, with_source: bool) -> str:
     body = ladder_text(t.run)
+    if t.profile is not None:
+        body += "\n\n" + _profile_text(t.profile)
     if with_source:
         body += "\n\nsource:\n" + fenced(t.source, "python")
     return body
+
+
+def _profile_text(run: Run) -> str:
+    """The chosen version's profile climb: its deferred rungs' summaries whole (under 40 lines each)."""
+    shown = [r for r in run.rungs if r.name in chosen.DEFERRED and r.status != Status.SKIPPED]
+    lines = [f"profiled as run {run.id} (its artifacts under .rung/runs/{run.id}/):"]
+    for r in shown:
+        lines.append(f"  {r.name:<9} {r.status.value:<8} {figures(r)}".rstrip())
+        lines.extend("    " + line for line in r.message.splitlines())
+    return "\n".join(lines)
 
 
 def build(state: LoopState, snippets: list[Any], tools: bool = False) -> str:
