@@ -12,6 +12,8 @@
 #             ladder; then the same sources built again (compile and dump only): the build cache
 #   agents    the optimize loop judged by numbers (bench/agent_eval.py), no key: recorded
 #             tool-using conversations (replay) and Optuna (tune) from each naive version
+#   overhead  what dump and trace add to a check of each tuned example (bench/ladder_overhead.py)
+#   throughput  candidates per minute on this GPU through the local executor (bench/throughput.py)
 #
 #   bash bench/gpu_suite.sh [STAGE ...]        (default: tests examples ttv gpumode)
 #
@@ -24,7 +26,8 @@
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
 # AGENT_PROBLEMS="softmax matmul" limits the agents stage (default every problem; a problem's
 # replay climbs each shipped version twice, compile and check: split problems over calls);
-# AGENT_ROUNDS (default 6) its round budget.
+# AGENT_ROUNDS (default 6) its round budget. OVERHEAD="softmax matmul" limits the overhead stage
+# (default every problem with a tuned version); THROUGHPUT_COUNT (default 32) the batch.
 # The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
 # minutes; `rung check` times it by default.
 set -uo pipefail
@@ -110,6 +113,14 @@ for stage in $stages; do
         tail -9 "$OUT/agent_eval_$agent.log"
         pack
       done ;;
+    overhead)
+      # shellcheck disable=SC2086
+      capped python3 bench/ladder_overhead.py --out "$OUT/ladder_overhead.json" --problems ${OVERHEAD:-} --pairs 2 \
+        | tee "$OUT/ladder_overhead.log" ;;
+    throughput)
+      capped python3 bench/throughput.py --workers 1 --count "${THROUGHPUT_COUNT:-32}" --out "$OUT/throughput" \
+        > "$OUT/throughput.log" 2>&1
+      tail -6 "$OUT/throughput.log" ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
   echo "stage $stage: $((SECONDS - began)) s" | tee -a "$OUT/stages.txt"
