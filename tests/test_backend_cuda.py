@@ -311,6 +311,22 @@ def test_matmul_runs_on_tensor_cores(shipped):
 
 
 @needs_nvcc
+def test_pipelined_prefix_sum_loads_in_bulk_without_spilling(shipped):
+    kernels = shipped(PROBLEMS / "prefix_sum/solutions/correct/cuda_pipelined.py")
+    config = "pipelined::Config<8192, 3, 2, 8, 4, true, false>"
+    assert {k.name for k in kernels} == {
+        f"pipelined::scan_pipelined<{config}, {a}>" for a in ("true", "false")
+    }
+    for k in kernels:  # 8 consumer warps and a producer; two blocks an SM fit 65536 registers
+        assert (
+            k.max_threads == 288 and k.registers <= 112 and k.local_bytes == 0 and k.spill_instructions == 0
+        ), k
+    sass = Path(next(a for a in kernels[0].artifacts if a.endswith(".sass"))).read_text()
+    assert "UBLKCP.S.G" in sass and "SYNCS.PHASECHK.TRANS64.TRYWAIT" in sass  # cp.async.bulk, mbarrier waits
+    assert sass_of(kernels)["global_access_bits"]["stg_128"] >= 8
+
+
+@needs_nvcc
 def test_a_second_build_of_the_same_source_comes_from_the_cache(tmp_path, cache):
     solution = write(tmp_path, "small.py", SMALL)
     (cold,) = cuda_backend.compile_solution(solution, [], ARCH, tmp_path / "first")
