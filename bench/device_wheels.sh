@@ -8,7 +8,7 @@
 # They go into the image's own Python, not a --target folder on PYTHONPATH: the judge and the
 # solution processes are started with an environment built from an allow-list, and knobs
 # (imported in both) needs platformdirs. The image already has torch, triton, numpy, PyYAML,
-# typer and rich; its typing-extensions is older than pydantic needs (the device tool's KINDS.md lists it).
+# typer and rich (not the LLM SDKs); its typing-extensions is older than pydantic needs (the device tool's KINDS.md lists it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
@@ -21,4 +21,8 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
   "${platforms[@]}" -d .whl \
   platformdirs pydantic pydantic-core pydantic-settings annotated-types typing-inspection python-dotenv \
   typing-extensions optuna colorlog
+# The llm agent's SDKs (the replay agent drives recorded conversations through them), with what
+# they need that the image lacks.
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  "${platforms[@]}" -d .whl "anthropic>=2.16" "openai>=3.57"
 ls .whl

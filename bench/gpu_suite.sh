@@ -26,7 +26,7 @@
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
 # AGENT_PROBLEMS="softmax matmul" limits the agents stage (default every problem; a problem's
 # replay climbs each shipped version twice, compile and check: split problems over calls);
-# AGENT_ROUNDS (default 6) its round budget. OVERHEAD="softmax matmul" limits the overhead stage
+# AGENT_ROUNDS (default 6) its round budget, AGENTS="tune" its agents. OVERHEAD="softmax matmul" limits the overhead stage
 # (default every problem with a tuned version); THROUGHPUT_COUNT (default 32) the batch.
 # The torch.compile baseline is off throughout (RUNG_BASELINE=none): compiling every shape costs
 # minutes; `rung check` times it by default.
@@ -105,7 +105,7 @@ for stage in $stages; do
         pack
       done ;;
     agents)
-      for agent in replay tune; do
+      for agent in ${AGENTS:-replay tune}; do
         # shellcheck disable=SC2086
         RUNG_SKIP=profile capped python3 bench/agent_eval.py --agent "$agent" --problems ${AGENT_PROBLEMS:-} \
           --rounds "${AGENT_ROUNDS:-6}" --parallel "$([ "$agent" = tune ] && echo 4 || echo 1)" \
