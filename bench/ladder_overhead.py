@@ -19,40 +19,22 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+import ttv  # bench/ is the script's folder, first on sys.path
 
 VARIANTS = {"with": "profile,scopes", "without": "profile,scopes,dump,trace"}
 
 
 def climb(problem: Path, env: dict[str, str], skip: str) -> dict[str, Any]:
-    began = time.perf_counter()
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rung",
-            "check",
-            str(problem),
-            str(problem / "solutions/correct/tuned.py"),
-            "--json",
-        ],
-        env={**env, "RUNG_SKIP": skip},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - began
-    try:
-        s = json.loads(done.stdout)["solutions"][0]
-    except (ValueError, KeyError, IndexError):
-        return {"error": done.stderr[-2000:], "wall_s": wall}
-    seconds = {r["name"]: r["seconds"] for r in s["rungs"]}
-    return {"verdict": s["verdict"], "wall_s": wall, "rungs_s": seconds, "ladder_s": sum(seconds.values())}
+    """`rung check` of the problem's tuned version with `skip` left out (bench/ttv.py's climb),
+    with the rungs' seconds summed."""
+    done = ttv.climb(str(problem), str(problem / "solutions/correct/tuned.py"), {**env, "RUNG_SKIP": skip})
+    if "rungs_s" in done:
+        done["ladder_s"] = sum(done["rungs_s"].values())
+    return done
 
 
 def one_problem(problem: Path, pairs: int) -> dict[str, Any]:

@@ -39,8 +39,7 @@ def standing_on(names: tuple[str, ...]) -> tuple[str, ...]:
 @contextmanager
 def candidates_deferred() -> Iterator[None]:
     """RUNG_SKIP for the climbs of candidates: the person's, and the deferred rungs."""
-    asked = [n for n in str(knobs.get("RUNG_SKIP")).split(",") if n.strip()]
-    with knobs.scoped(RUNG_SKIP=",".join(dict.fromkeys([*asked, *DEFERRED]))):
+    with knobs.scoped(RUNG_SKIP=",".join(sorted(runner.skipped_rungs() | set(DEFERRED)))):
         yield
 
 
