@@ -6,7 +6,7 @@
 #   bash bench/fetch_problem_sets.sh            # from the repository root; needs network and git
 #
 # Pinned to the commits the suite was written against; set GPUMODE_COMMIT or KERNELBENCH_COMMIT
-# to judge others. What it keeps (about 1.5 MB, small enough to travel to a GPU machine):
+# to judge others, GPUMODE_URL or KERNELBENCH_URL to clone from a mirror (a local path works). What it keeps (about 1.5 MB, small enough to travel to a GPU machine):
 #   .problem-sets/gpumode/pmpp_v2/            eval.py, utils.py, template.py, every problem folder
 #   .problem-sets/gpumode/pmpp_v2.yaml
 #   .problem-sets/kernelbench/KernelBench/level1, level2    the problem files
@@ -24,8 +24,8 @@ clone_at() {  # URL COMMIT DIR: a blobless clone checked out at COMMIT
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-clone_at https://github.com/gpu-mode/reference-kernels "$GPUMODE_COMMIT" "$tmp/gpumode"
-clone_at https://github.com/ScalingIntelligence/KernelBench "$KERNELBENCH_COMMIT" "$tmp/kernelbench"
+clone_at "${GPUMODE_URL:-https://github.com/gpu-mode/reference-kernels}" "$GPUMODE_COMMIT" "$tmp/gpumode"
+clone_at "${KERNELBENCH_URL:-https://github.com/ScalingIntelligence/KernelBench}" "$KERNELBENCH_COMMIT" "$tmp/kernelbench"
 
 rm -rf "$DEST/gpumode" "$DEST/kernelbench"
 mkdir -p "$DEST/gpumode" "$DEST/kernelbench/src/kernelbench" "$DEST/kernelbench/KernelBench"
