@@ -15,7 +15,7 @@ import pytest
 from rung import api
 from rung.errors import ProblemError, UsageError
 from rung.executors import from_spec
-from rung.executors.local import LocalExecutor
+from rung.executors.local import LocalExecutor, cpu_share
 from rung.executors.pool import Pool, SlotDown, SlotLost
 from rung.executors.wire import Job, pack_folder, unpack_folder
 from rung.spec import Run, Status
@@ -160,6 +160,19 @@ def test_executor_names_are_checked():
     with pytest.raises(UsageError):
         from_spec("local", workers=0)
     assert isinstance(from_spec("local", 2), LocalExecutor)
+
+
+def test_cpu_workers_split_the_cores_between_their_thread_pools(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert cpu_share({}, 1)["OMP_NUM_THREADS"] == "8"
+    assert cpu_share({}, 2)["OMP_NUM_THREADS"] == "4"
+    assert cpu_share({}, 16)["OMP_NUM_THREADS"] == "1"  # never zero threads
+    assert cpu_share({"OMP_NUM_THREADS": "3"}, 2)["OMP_NUM_THREADS"] == "3"  # the user's choice wins
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr("rung.executors.local.visible_gpus", lambda environ: [])
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    slots = LocalExecutor(2).slots()
+    assert [(s.env or {})["OMP_NUM_THREADS"] for s in slots] == ["4", "4"]
 
 
 # --- real local workers ----------------------------------------------------------------------

@@ -39,4 +39,14 @@ class LocalExecutor:
             chosen = gpus[: self.workers] if self.workers else gpus
             return [StreamSlot(f"local gpu {g}", [*WORKER, "--gpu", g], worker_environment()) for g in chosen]
         # A judge's environment (an allow-list, no keys, rung's settings) suits its worker too.
-        return [StreamSlot(f"local cpu {i}", WORKER, worker_environment()) for i in range(self.workers or 1)]
+        n = self.workers or 1
+        return [StreamSlot(f"local cpu {i}", WORKER, cpu_share(worker_environment(), n)) for i in range(n)]
+
+
+def cpu_share(environment: dict[str, str], workers: int) -> dict[str, str]:
+    """`environment` for one of `workers` CPU workers: torch's and OpenMP's thread pools sized to
+    its share of the cores, since each judge and solution process would otherwise start a pool as
+    large as the machine and N workers would oversubscribe it N times. A user's OMP_NUM_THREADS wins."""
+    if "OMP_NUM_THREADS" in environment:
+        return environment
+    return {**environment, "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // workers))}
