@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Call B (carry .wa; the wheels installed by call A stay on the warm machine): the first half of
-# CuTe DSL's and TileLang's packages, and the tune agent (Optuna) from every naive version.
+# Call B (nothing carried: the SDKs installed by call A stay on the warm machine): the replay
+# agent, recorded tool-using conversations through the real SDK, from every naive version.
+# CuTe DSL and TileLang are not installed here: versions in them fail at load, as they would
+# for a user without the extras.
 set -uo pipefail
-mkdir -p /tmp/wheels && cp .wa/* /tmp/wheels/
 export OUT=${OUT:-/tmp/out}
-STAGE_CAP_S=280 AGENTS=tune AGENT_ROUNDS=2 bash bench/gpu_suite.sh agents | tail -12
+STAGE_CAP_S=470 AGENTS=replay AGENT_ROUNDS=3 bash bench/gpu_suite.sh agents | tail -12
