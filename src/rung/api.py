@@ -34,8 +34,13 @@ def check(
         if not p.is_file():
             raise SolutionError(f"{p}: no such solution file")
     with open_store(workspace) as store:
-        spec, device = runner.describe(Path(problem), store.root / "scratch")
-        return [runner.climb(store, spec, device, p, on_rung, on_run) for p in paths]
+        spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch")
+        if not paths:
+            judge.close()
+            return []
+        # The judge that described the problem climbs the first solution: one start the fewer.
+        first = runner.climb(store, spec, device, paths[0], on_rung, on_run, judge=judge)
+        return [first, *(runner.climb(store, spec, device, p, on_rung, on_run) for p in paths[1:])]
 
 
 def check_many(

@@ -4,17 +4,19 @@ A judge is a fresh `python -m rung.judge.main` in a session of its own, with an 
 from an allow-list (no keys, whatever their names), its stdout and stderr through capped logs,
 and requests and results on a private channel. If it crashes, hangs or exits, the controller
 raises `ChildCrashed` or `ChildTimedOut` with the tail of its stderr and carries on; the next
-call starts a new judge.
+call starts a new judge. A judge started with no solution, to describe a problem, can be handed
+one (`adopt`) so that a climb right after does not start a second.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 from rung import confine, knobs
-from rung.common.child import Child
+from rung.common.child import Child, ChildCrashed, ChildTimedOut
 
 
 def worker_environment() -> dict[str, str]:
@@ -36,9 +38,23 @@ class Worker:
         self.log_dir = log_dir
         self.child = Child("rung.judge.main", "judge", log_dir, "judge")
 
+    def adopt(self, hello: dict[str, Any], log_dir: Path, timeout_s: float = 60.0) -> None:
+        """Hand this judge, started with no solution (to describe the problem), the solution
+        `hello` names, so a climb does not pay for a second judge's start. A judge that cannot
+        take it is ended: the next call starts a fresh one with `hello`, as it would have anyway."""
+        self.hello, self.log_dir = hello, log_dir
+        if not self.child.alive:
+            return
+        try:
+            self.child.send({"op": "adopt", "params": {"hello": hello}})
+            self.child.receive(timeout_s)
+        except (ChildCrashed, ChildTimedOut):
+            self.child.kill()
+
     def call(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Ask the judge to do `op`; its reply, or ChildCrashed / ChildTimedOut."""
         if not self.child.alive:
+            self.child.log_dir = self.log_dir
             self.child.launch(self.hello, worker_environment(), self.hello.get("cwd") or None)
         self.child.send({"op": op, "params": params})
         return self.child.receive(timeout_s)
@@ -48,3 +64,8 @@ class Worker:
 
     def close(self) -> None:
         self.child.close()
+        kept = self.log_dir / self.child.stderr_path.name
+        if self.child.stderr_path != kept and self.child.stderr_path.is_file():
+            # An adopted judge wrote to the folder it was started in: its log goes with the run.
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.child.stderr_path, kept)

@@ -73,21 +73,32 @@ def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, An
 
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     """Load the problem in a judge: its cases and this machine's device, or ProblemError."""
+    problem, device, judge = describe_keeping(problem_dir, scratch)
+    judge.close()
+    return problem, device
+
+
+def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device, Worker]:
+    """`describe`, and the judge that answered, still running with the problem loaded, for the
+    next climb of this problem to adopt (`climb(judge=...)`); the caller closes it if unused."""
     if not problem_dir.exists():
         raise ProblemError(f"{problem_dir}: no such folder or file")
+    judge = Worker(_hello(problem_dir, None, None, scratch, 0), scratch)
     try:
-        reply = _ask(problem_dir, scratch, "describe", 120)
+        reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:
+        judge.close()
         tail = e.stderr_tail.strip().splitlines()
         raise ProblemError(
             f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
         ) from None
     if "error" in reply:
+        judge.close()
         raise ProblemError(reply["error"])
     device = Device(**reply["device"])
     if device.kind == "cuda":
         device.ceilings = device_ceilings(device, scratch)
-    return Problem(**reply["problem"]), device
+    return Problem(**reply["problem"]), device, judge
 
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:
@@ -122,13 +133,19 @@ def climb(
     on_run: OnRun | None = None,
     parent: str | None = None,
     only: Collection[str] | None = None,
+    judge: Worker | None = None,
 ) -> Run:
     """Climb every rung for one solution (or `only` those named, the others SKIPPED saying so),
-    storing each as it ends; return the finished run. Interrupted (Ctrl-C, SIGTERM), the run is
-    stored INTERRUPTED with the rungs it finished and the interrupt goes on; an exception in the
-    problem's own code raises ProblemError."""
+    storing each as it ends; return the finished run. `judge`, one `describe_keeping` left
+    running for this problem, is adopted rather than a new one started (and closed with the
+    climb). Interrupted (Ctrl-C, SIGTERM), the run is stored INTERRUPTED with the rungs it
+    finished and the interrupt goes on; an exception in the problem's own code raises ProblemError."""
     with _CLIMBING:
-        return _climb(store, problem, device, solution_path, on_rung, on_run, parent, only)
+        try:
+            return _climb(store, problem, device, solution_path, on_rung, on_run, parent, only, judge)
+        finally:
+            if judge is not None:  # closed however the climb ends, even before it began
+                judge.close()
 
 
 def _climb(
@@ -140,6 +157,7 @@ def _climb(
     on_run: OnRun | None,
     parent: str | None,
     only: Collection[str] | None,
+    judge: Worker | None,
 ) -> Run:
     left_out = skipped_rungs()
     data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
@@ -149,9 +167,14 @@ def _climb(
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment(), source=source)
     run_dir = store.run_dir(run.id)
-    worker = Worker(_hello(Path(problem.path), solution_path, source, run_dir, seed), run_dir / "logs")
+    hello = _hello(Path(problem.path), solution_path, source, run_dir, seed)
     confine.become_subreaper()
-    before = set(confine.descendants(os.getpid()))
+    before = set(confine.descendants(os.getpid()))  # an adopted judge's, not its solution's
+    if judge is not None:
+        worker = judge
+        worker.adopt(hello, run_dir / "logs")
+    else:
+        worker = Worker(hello, run_dir / "logs")
     results: dict[str, RungResult] = {}
     current = LADDER[0].name
     try:

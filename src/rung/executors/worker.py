@@ -21,6 +21,7 @@ from typing import IO
 from rung import confine, knobs, runner
 from rung.errors import ProblemError
 from rung.executors.wire import Job, pack_folder, unpack_folder, write_event
+from rung.judge_process import Worker as JudgeWorker
 from rung.spec import Device, Problem, Run, RungResult, Solution
 from rung.store import Store
 
@@ -78,6 +79,9 @@ class Worker:
         # gpu: the CUDA_VISIBLE_DEVICES entry this worker was given; "" where it was given none.
         self.where = {"host": socket.gethostname(), "gpu": gpu}
         self.problems: dict[str, tuple[Problem, Device]] = {}
+        # The judge that described a problem, kept for that problem's next climb to adopt when
+        # it runs under the same settings (a judge reads them from the environment it started in).
+        self.spares: dict[str, tuple[JudgeWorker, dict[str, str]]] = {}
 
     def problem(self, job: Job) -> tuple[Problem, Device]:
         """The job's problem as a judge here reads it, with this machine's device (once per problem)."""
@@ -85,8 +89,21 @@ class Worker:
             path = Path(job.problem_path)
             if job.problem_tar:
                 path = unpack_folder(job.problem_tar, self.home / "problems" / job.problem_key)
-            self.problems[job.problem_key] = runner.describe(path, self.home / "scratch")
+            problem, device, judge = runner.describe_keeping(path, self.home / "scratch")
+            self.problems[job.problem_key] = problem, device
+            self.spares[job.problem_key] = judge, dict(job.settings)
         return self.problems[job.problem_key]
+
+    def spare(self, job: Job) -> JudgeWorker | None:
+        judge, settings = self.spares.pop(job.problem_key, (None, {}))
+        if judge is not None and settings != job.settings:
+            judge.close()
+            return None
+        return judge
+
+    def close(self) -> None:
+        for judge, _ in self.spares.values():
+            judge.close()
 
     def run(self, job: Job) -> None:
         with knobs.scoped(**job.settings):
@@ -100,7 +117,7 @@ class Worker:
             path = folder / job.solution_name
             path.write_bytes(job.source_bytes())
             with StreamingStore(self.home / "store", self.out, job, self.where) as store:
-                runner.climb(store, problem, device, path, parent=job.parent)
+                runner.climb(store, problem, device, path, parent=job.parent, judge=self.spare(job))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,9 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rung-worker-") as home:
         worker = Worker(Path(home), out, args.gpu)
         write_event(out, "hello", None, pid=os.getpid(), **worker.where)
-        for line in sys.stdin:
-            if line.strip():
-                worker.run(Job.from_json(line))
+        try:
+            for line in sys.stdin:
+                if line.strip():
+                    worker.run(Job.from_json(line))
+        finally:
+            worker.close()
     return 0
 
 

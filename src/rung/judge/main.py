@@ -4,7 +4,8 @@
 
 The first message is the hello (problem, the solution's source as the controller read it, run
 folder, seed, token). Each request names an op: `describe` (the problem and this device),
-`ceilings`, `device`, or a rung in `rung.judge.rungs.WORKER_RUNGS`, with its time limit. The judge
+`ceilings`, `device`, `adopt` (a judge started with no solution takes one, with a hello of its
+own), or a rung in `rung.judge.rungs.WORKER_RUNGS`, with its time limit. The judge
 is not dumpable, and is the subreaper of its solution processes: what they leave behind is
 killed when a rung ends and when the judge does. Exceptions of the problem's code are the
 problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), never the judge's.
@@ -40,11 +41,33 @@ def main(argv: list[str]) -> int:
                 request = channel.recv()
             except ChannelClosed:
                 return 0
-            result = handle(session, request["op"], request.get("params", {}))
+            if request["op"] == "adopt":
+                session = adopt(session, request["params"]["hello"])
+                result = {"adopted": True}
+            else:
+                result = handle(session, request["op"], request.get("params", {}))
             session.reap()
             channel.send({"token": token, "result": result})
     finally:
         session.close()
+
+
+def adopt(session: Any, hello: dict[str, Any]) -> Any:
+    """A session for the solution `hello` brings, in place of `session`, a judge's that holds none
+    (started to describe the problem): the problem it loaded is kept, the start-up it paid is
+    not paid again. A judge that already holds a solution never takes another."""
+    from pathlib import Path
+
+    from rung.judge.session import Session
+
+    if session.source is not None:
+        raise RuntimeError("this judge already holds a solution")
+    session.close()
+    Path(hello["run_dir"]).mkdir(parents=True, exist_ok=True)
+    adopted = Session(hello, _launch_solution(hello))
+    if adopted.problem_path == session.problem_path:
+        adopted.reuse_problem(session)
+    return adopted
 
 
 def _launch_solution(hello: dict[str, Any]) -> Any:

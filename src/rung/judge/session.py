@@ -68,6 +68,10 @@ class Session:
             self._problem = load_problem(self.problem_path)
         return self._problem
 
+    def reuse_problem(self, other: Session) -> None:
+        """The problem `other` already loaded from the same folder, rather than loading it again."""
+        self._problem = other._problem
+
     def _process(self, proc: SolutionProcess | None, interpret: bool, logs: Path) -> SolutionProcess:
         """`proc`, or a new solution process; told the format's side before its first request."""
         assert self.source is not None
