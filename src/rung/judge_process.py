@@ -69,3 +69,4 @@ class Worker:
             # An adopted judge wrote to the folder it was started in: its log goes with the run.
             kept.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(self.child.stderr_path, kept)
+            shutil.rmtree(self.child.stderr_path.parent, ignore_errors=True)

@@ -11,7 +11,9 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -75,6 +77,7 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     """Load the problem in a judge: its cases and this machine's device, or ProblemError."""
     problem, device, judge = describe_keeping(problem_dir, scratch)
     judge.close()
+    shutil.rmtree(judge.log_dir, ignore_errors=True)
     return problem, device
 
 
@@ -83,7 +86,10 @@ def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device,
     next climb of this problem to adopt (`climb(judge=...)`); the caller closes it if unused."""
     if not problem_dir.exists():
         raise ProblemError(f"{problem_dir}: no such folder or file")
-    judge = Worker(_hello(problem_dir, None, None, scratch, 0), scratch)
+    scratch.mkdir(parents=True, exist_ok=True)
+    # A folder of its own: an adopted judge goes on writing its log there while others describe.
+    folder = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch))
+    judge = Worker(_hello(problem_dir, None, None, folder, 0), folder)
     try:
         reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:
