@@ -103,7 +103,11 @@ def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device,
         raise ProblemError(reply["error"])
     device = Device(**reply["device"])
     if device.kind == "cuda":
-        device.ceilings = device_ceilings(device, scratch)
+        try:
+            device.ceilings = device_ceilings(device, scratch)
+        except BaseException:
+            judge.close()
+            raise
     return Problem(**reply["problem"]), device, judge
 
 

@@ -56,14 +56,11 @@ def adopt(session: Any, hello: dict[str, Any]) -> Any:
     """A session for the solution `hello` brings, in place of `session`, a judge's that holds none
     (started to describe the problem): the problem it loaded is kept, the start-up it paid is
     not paid again. A judge that already holds a solution never takes another."""
-    from pathlib import Path
-
     from rung.judge.session import Session
 
     if session.source is not None:
         raise RuntimeError("this judge already holds a solution")
     session.close()
-    Path(hello["run_dir"]).mkdir(parents=True, exist_ok=True)
     adopted = Session(hello, _launch_solution(hello))
     if adopted.problem_path == session.problem_path:
         adopted.reuse_problem(session)
