@@ -36,7 +36,7 @@ def check(
     with open_store(workspace) as store:
         spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch")
         if not paths:
-            judge.close()
+            judge.discard()
             return []
         # The judge that described the problem climbs the first solution: one start the fewer.
         first = runner.climb(store, spec, device, paths[0], on_rung, on_run, judge=judge)

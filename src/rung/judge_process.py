@@ -51,16 +51,25 @@ class Worker:
         except (ChildCrashed, ChildTimedOut):
             self.child.kill()
 
-    def call(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
-        """Ask the judge to do `op`; its reply, or ChildCrashed / ChildTimedOut."""
+    def start(self) -> None:
+        """Launch the judge if it is not running, without waiting for it to import anything."""
         if not self.child.alive:
             self.child.log_dir = self.log_dir
             self.child.launch(self.hello, worker_environment(), self.hello.get("cwd") or None)
+
+    def call(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """Ask the judge to do `op`; its reply, or ChildCrashed / ChildTimedOut."""
+        self.start()
         self.child.send({"op": op, "params": params})
         return self.child.receive(timeout_s)
 
     def stderr_tail(self) -> str:
         return self.child.stderr_tail(int(knobs.get("RUNG_KEEP_STDERR_LINES")))
+
+    def discard(self) -> None:
+        """End a judge that no climb adopted, with the folder it was started in (only its log)."""
+        self.close()
+        shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def close(self) -> None:
         self.child.close()

@@ -44,6 +44,7 @@ from typing import Any
 from rung import chosen, executors, knobs, runner
 from rung.agents import Agent, LoopState, Proposal, Tried, idioms
 from rung.errors import UsageError
+from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run, Status
 from rung.stats import geomean
 from rung.steer import Steering
@@ -170,14 +171,16 @@ def optimize(
     return loop.run(start, hints or [])
 
 
-def _start(store: Store, problem: Any, device: Any, start: Path | Run | None, emit: OnEvent) -> Run:
+def _start(
+    store: Store, problem: Any, device: Any, start: Path | Run | None, emit: OnEvent, spares: SpareJudges
+) -> Run:
     """The version the loop starts from: a stored run as it is, a file climbed now, or the best
     stored version that finished and passed."""
     if isinstance(start, Run):
         emit({"event": "start", "run": start.id, "path": start.solution.path, "verdict": start.verdict})
         return start
     if start is not None:
-        first = runner.climb(store, problem, device, start)
+        first = runner.climb(store, problem, device, start, judge=spares.take(Path(problem.path)))
         emit({"event": "start", "run": first.id, "path": str(start), "verdict": first.verdict})
         return first
     passing = [r for r in store.runs(problem.name) if resumable(r)]
@@ -208,7 +211,10 @@ class Loop:
         self.emit: OnEvent = on_event or (lambda event: None)
         self.problem: Problem
         self.device: Device
-        self.problem, self.device = runner.describe(problem_dir, store.root / "scratch")
+        # Judges started while the loop waits on the agent, each adopted by the next climb.
+        self.spares = SpareJudges(store.root / "scratch")
+        self.problem, self.device, judge = runner.describe_keeping(problem_dir, store.root / "scratch")
+        self.spares.keep(Path(self.problem.path), judge)
         self.steering = Steering(store.root.parent, self.problem.name)
         self.began = time.monotonic()
         self.stale = 0  # rounds in a row without a gain
@@ -216,7 +222,13 @@ class Loop:
         self.climbed: dict[str, int] = {}  # source hash -> run: no source climbs twice
 
     def run(self, start: Path | Run | None, hints: list[str]) -> Outcome:
-        first = _start(self.store, self.problem, self.device, start, self.emit)
+        try:
+            return self._run(start, hints)
+        finally:
+            self.spares.close()
+
+    def _run(self, start: Path | Run | None, hints: list[str]) -> Outcome:
+        first = _start(self.store, self.problem, self.device, start, self.emit, self.spares)
         self.state = LoopState(
             self.problem,
             self.device,
@@ -282,6 +294,8 @@ class Loop:
         began = time.monotonic()
         timer = _Timer()
         at_once = self.rules.parallel > 1
+        if not at_once:
+            self._spare_ready()
         proposed = self._propose_and_climb(timer, at_once)
         if proposed == 0:
             return "the agent has nothing more to propose"
@@ -314,6 +328,7 @@ class Loop:
             else:
                 with timer.climbing(), chosen.candidates_deferred():
                     self._record(p, self._climb_one(p))
+                self._spare_ready()
         if waiting:
             with timer.climbing(), chosen.candidates_deferred():
                 for p, run in zip(waiting, self._climb_at_once(waiting), strict=True):
@@ -342,9 +357,21 @@ class Loop:
         if p.checked is not None:
             return self.store.run(p.checked)
         path = self._write(p)
+        judge = self.spares.take(Path(self.problem.path))
         return runner.climb(
-            self.store, self.problem, self.device, path, parent=self.state.best.run.solution.sha256
+            self.store,
+            self.problem,
+            self.device,
+            path,
+            parent=self.state.best.run.solution.sha256,
+            judge=judge,
         )
+
+    def _spare_ready(self) -> None:
+        """A judge for the next candidate, starting up while the agent thinks (under the
+        candidates' settings, which its environment must match to be adopted)."""
+        with chosen.candidates_deferred():
+            self.spares.ready(Path(self.problem.path))
 
     def _climb_at_once(self, proposals: list[Proposal]) -> list[Run]:
         """The versions climbed together on the executor's workers (RUNG_EXECUTOR, RUNG_WORKERS)."""

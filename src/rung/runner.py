@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import signal
 import tempfile
 import threading
@@ -76,8 +75,7 @@ def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, An
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     """Load the problem in a judge: its cases and this machine's device, or ProblemError."""
     problem, device, judge = describe_keeping(problem_dir, scratch)
-    judge.close()
-    shutil.rmtree(judge.log_dir, ignore_errors=True)
+    judge.discard()
     return problem, device
 
 
@@ -86,29 +84,34 @@ def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device,
     next climb of this problem to adopt (`climb(judge=...)`); the caller closes it if unused."""
     if not problem_dir.exists():
         raise ProblemError(f"{problem_dir}: no such folder or file")
-    scratch.mkdir(parents=True, exist_ok=True)
-    # A folder of its own: an adopted judge goes on writing its log there while others describe.
-    folder = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch))
-    judge = Worker(_hello(problem_dir, None, None, folder, 0), folder)
+    judge = unattached_judge(problem_dir, scratch)
     try:
         reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:
-        judge.close()
+        judge.discard()
         tail = e.stderr_tail.strip().splitlines()
         raise ProblemError(
             f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
         ) from None
     if "error" in reply:
-        judge.close()
+        judge.discard()
         raise ProblemError(reply["error"])
     device = Device(**reply["device"])
     if device.kind == "cuda":
         try:
             device.ceilings = device_ceilings(device, scratch)
         except BaseException:
-            judge.close()
+            judge.discard()
             raise
     return Problem(**reply["problem"]), device, judge
+
+
+def unattached_judge(problem_dir: Path, scratch: Path) -> Worker:
+    """A judge for `problem_dir` holding no solution yet, for a climb to adopt; not started."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    # A folder of its own: an adopted judge goes on writing its log there while others describe.
+    folder = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch))
+    return Worker(_hello(problem_dir, None, None, folder, 0), folder)
 
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:

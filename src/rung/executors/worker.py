@@ -21,7 +21,7 @@ from typing import IO
 from rung import confine, knobs, runner
 from rung.errors import ProblemError
 from rung.executors.wire import Job, pack_folder, unpack_folder, write_event
-from rung.judge_process import Worker as JudgeWorker
+from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run, RungResult, Solution
 from rung.store import Store
 
@@ -79,9 +79,9 @@ class Worker:
         # gpu: the CUDA_VISIBLE_DEVICES entry this worker was given; "" where it was given none.
         self.where = {"host": socket.gethostname(), "gpu": gpu}
         self.problems: dict[str, tuple[Problem, Device]] = {}
-        # The judge that described a problem, kept for that problem's next climb to adopt when
-        # it runs under the same settings (a judge reads them from the environment it started in).
-        self.spares: dict[str, tuple[JudgeWorker, dict[str, str]]] = {}
+        # The judge that described a problem, then one started after each climb, for that
+        # problem's next climb to adopt: it starts up while this worker waits for the next job.
+        self.spares = SpareJudges(home / "scratch")
 
     def problem(self, job: Job) -> tuple[Problem, Device]:
         """The job's problem as a judge here reads it, with this machine's device (once per problem)."""
@@ -91,19 +91,11 @@ class Worker:
                 path = unpack_folder(job.problem_tar, self.home / "problems" / job.problem_key)
             problem, device, judge = runner.describe_keeping(path, self.home / "scratch")
             self.problems[job.problem_key] = problem, device
-            self.spares[job.problem_key] = judge, dict(job.settings)
+            self.spares.keep(Path(problem.path), judge)
         return self.problems[job.problem_key]
 
-    def spare(self, job: Job) -> JudgeWorker | None:
-        judge, settings = self.spares.pop(job.problem_key, (None, {}))
-        if judge is not None and settings != job.settings:
-            judge.close()
-            return None
-        return judge
-
     def close(self) -> None:
-        for judge, _ in self.spares.values():
-            judge.close()
+        self.spares.close()
 
     def run(self, job: Job) -> None:
         with knobs.scoped(**job.settings):
@@ -116,8 +108,10 @@ class Worker:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / job.solution_name
             path.write_bytes(job.source_bytes())
+            judge = self.spares.take(Path(problem.path))
             with StreamingStore(self.home / "store", self.out, job, self.where) as store:
-                runner.climb(store, problem, device, path, parent=job.parent, judge=self.spare(job))
+                runner.climb(store, problem, device, path, parent=job.parent, judge=judge)
+            self.spares.ready(Path(problem.path))
 
 
 def main(argv: list[str] | None = None) -> int:

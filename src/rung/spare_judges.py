@@ -1,0 +1,56 @@
+"""Judges started ahead of the climbs that will adopt them, one per problem.
+
+A judge's start (importing torch, then loading the problem) is paid before its first rung. A
+loop that climbs one version after another of a problem starts the next climb's judge while it
+waits for something else (the agent's next proposal, the next job), so that climb adopts a judge
+that is ready (`runner.climb(judge=...)`). A judge reads rung's settings from the environment it
+started in: one started under other settings than the climb's is closed, not adopted. Each
+climb still gets a fresh judge holding no other solution, and a fresh solution process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rung import runner
+from rung.judge_process import Worker, worker_environment
+
+
+class SpareJudges:
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self._held: dict[str, tuple[Worker, dict[str, str]]] = {}
+
+    def keep(self, problem_dir: Path, judge: Worker) -> None:
+        """Hold `judge`, running for `problem_dir` (`runner.describe_keeping`'s), for its next climb."""
+        key = _key(problem_dir)
+        old = self._held.pop(key, None)
+        if old is not None:
+            old[0].discard()
+        self._held[key] = judge, worker_environment()
+
+    def ready(self, problem_dir: Path) -> None:
+        """Start a judge for `problem_dir` now, unless one is held: it starts up while the caller waits."""
+        if _key(problem_dir) in self._held:
+            return
+        judge = runner.unattached_judge(problem_dir, self.scratch)
+        judge.start()
+        self.keep(problem_dir, judge)
+
+    def take(self, problem_dir: Path) -> Worker | None:
+        """The judge held for `problem_dir`, for `runner.climb` to adopt (and close); None where
+        none is held or the settings changed since it started (that one is closed)."""
+        judge, env = self._held.pop(_key(problem_dir), (None, {}))
+        if judge is not None and env != worker_environment():
+            judge.discard()
+            return None
+        return judge
+
+    def close(self) -> None:
+        for judge, _ in self._held.values():
+            judge.discard()
+        self._held.clear()
+
+
+def _key(problem_dir: Path) -> str:
+    return str(Path(problem_dir).resolve())
