@@ -86,7 +86,9 @@ def test_a_climb_adopting_a_spare_gives_a_fresh_judges_verdicts(tmp_path):
         runs = {}
         for name in ("good.py", "wrong_shape.py"):
             spares.ready(TINY)
-            runs[name] = runner.climb(store, problem, device, TINY / "solutions" / name, judge=spares.take(TINY))
+            runs[name] = runner.climb(
+                store, problem, device, TINY / "solutions" / name, judge=spares.take(TINY)
+            )
             fresh = runner.climb(store, problem, device, TINY / "solutions" / name)
             assert {r.name: r.status for r in runs[name].rungs} == {r.name: r.status for r in fresh.rungs}
         assert runs["good.py"].verdict == "PASS" and runs["wrong_shape.py"].verdict.startswith("FAIL")
