@@ -15,8 +15,10 @@ solutions/correct/*, solutions/wrong/*) and three wrong ones made from submissio
   the files task.yml names itself), with RUNG_BASELINE=none and RUNG_SKIP=profile unless set.
 
 Time to verdict: per problem, submission.py is checked first in a fresh workspace and cache dir
-(cold), then a later version of it (the same code, other bytes) in the same ones (warm); both
-beside eval.py's test plus benchmark wall time. The other solutions are checked in that workspace.
+(cold), then a later version of it (the same code, other bytes) in the same ones (warm), then
+that later version as the optimize loop climbs it (bench/loop_climb.py: in a process that climbed
+submission.py, by a judge started while the agent thought); all beside eval.py's test plus
+benchmark wall time. The other solutions are checked in that workspace.
 Writes parity.json and parity.md to --out after every solution.
 """
 
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from parity_runner import PROBLEM_SETS, Budget, BudgetSpent, run_capped, rung_check, rung_settings
+from parity_runner import PROBLEM_SETS, Budget, BudgetSpent, loop_climb, run_capped, rung_check, rung_settings
 from parity_solutions import SPOILERS, gpumode_wrong, later_version, write
 from parity_table import Row, Table
 
@@ -162,6 +164,7 @@ def judge_problem(folder: Path, out: Path, table: Table, budget: Budget) -> None
             if name == "submission.py":
                 later = write(generated / "submission_v2.py", later_version(path.read_text()))
                 row.rung_warm = rung_check(folder, later, workspace, cache, budget)
+                row.rung_loop = loop_climb(folder, path, later, workspace, cache, budget)
             table.add(row)
             table.write(out)
             print(f"{row.key}: {theirs['verdict']} / rung {row.rung.get('said')}", flush=True)

@@ -25,7 +25,7 @@ PASS when it returns compiled and correctness both true.
 
 rung's: `python -m rung check PROBLEM.py SOLUTION --json`, RUNG_BASELINE=none and
 RUNG_SKIP=profile unless set. same.py is checked cold (fresh workspace and cache dir), then a
-later version of it warm; the rest in that workspace.
+later version of it warm, then in the loop (bench/loop_climb.py); the rest in that workspace.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from parity_runner import PROBLEM_SETS, Budget, BudgetSpent, run_capped, rung_check, rung_settings
+from parity_runner import PROBLEM_SETS, Budget, BudgetSpent, loop_climb, run_capped, rung_check, rung_settings
 from parity_solutions import (
     SPOILERS,
     kernelbench_same,
@@ -215,6 +215,7 @@ def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Bud
             if solution == "same.py":
                 later = write(generated / "same_v2.py", later_version(path.read_text()))
                 row.rung_warm = rung_check(problem, later, workspace, cache, budget)
+                row.rung_loop = loop_climb(problem, path, later, workspace, cache, budget)
             table.add(row)
             table.write(out)
             print(f"{row.key}: {theirs['verdict']} / rung {row.rung.get('said')}", flush=True)

@@ -98,6 +98,26 @@ def rung_check(problem: Path, solution: Path, workspace: Path, cache: Path, budg
     return {**said, "seconds": round(done.seconds, 3), "exit": done.rc}
 
 
+def loop_climb(
+    problem: Path, first: Path, later: Path, workspace: Path, cache: Path, budget: Budget
+) -> dict[str, Any]:
+    """The later version's climb as the optimize loop has it (bench/loop_climb.py, a fresh
+    process that climbs `first` then `later`): its verdict and wall seconds."""
+    cmd = [
+        sys.executable,
+        str(Path(__file__).with_name("loop_climb.py")),
+        str(problem),
+        str(first),
+        str(later),
+    ]
+    done = run_capped(cmd, RUNG_TIMEOUT_S, budget, env=rung_env(workspace, cache), cwd=workspace.parent)
+    try:
+        return dict(json.loads(done.stdout.strip().splitlines()[-1])["later"])
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"said": "ERROR", "reason": last[:300]}
+
+
 def parse_rung(stdout: str, stderr: str) -> dict[str, Any]:
     """rung's JSON reduced to the table's terms: PASS, FAIL, SKIPPED or ERROR; the first rung that
     went wrong and its message; the warnings rungs attached (where the problem's own check decides,

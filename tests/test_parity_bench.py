@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import parity_gpumode
 import parity_kernelbench
 import parity_solutions
-from parity_runner import Budget, BudgetSpent, parse_rung, run_capped
+from parity_runner import Budget, BudgetSpent, loop_climb, parse_rung, run_capped
 from parity_table import Row, Table, agreement
 
 needs_pmpp = pytest.mark.skipif(not parity_gpumode.PMPP.is_dir(), reason=".problem-sets/gpumode absent")
@@ -49,6 +49,7 @@ def test_table_writes_json_and_markdown_and_resumes(tmp_path):
         "seconds": 10.0,
     }
     row.rung_warm = {"verdict": "PASS", "seconds": 5.0}
+    row.rung_loop = {"said": "PASS", "seconds": 10.0}
     table.add(row)
     table.add(row)  # judged again: replaces, does not duplicate
     table.write(tmp_path)
@@ -60,7 +61,9 @@ def test_table_writes_json_and_markdown_and_resumes(tmp_path):
         in md
     )
     assert "output / aliases input" in md  # a pipe in a reason does not split the cell
-    assert "| sort_py | submission.py | 30.0 | 10.0 | 5.0 | 3.00x met | 6.00x met |" in md
+    assert (
+        "| sort_py | submission.py | 30.0 | 10.0 | 5.0 | 10.0 | 3.00x met | 6.00x met | 3.00x not met |" in md
+    )
     assert "`RUNG_BASELINE=none`" in md
     assert Table.resume(tmp_path, "t", "eval.py", {}).done() == {"sort_py/submission.py"}
 
@@ -205,3 +208,17 @@ def test_kernelbench_eval_imports_with_stand_ins_in_a_fresh_process():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().endswith("True ('FAIL', 'Output mismatch') ('FAIL', 'compile: ')")
+
+
+def test_loop_climb_times_a_later_version_adopting_a_spare_judge(tmp_path):
+    tiny = ROOT / "tests" / "fixtures" / "tiny"
+    later = tmp_path / "good_v2.py"
+    later.write_text((tiny / "solutions" / "good.py").read_text() + "\n# a later version\n")
+    wrong = tiny / "solutions" / "wrong_shape.py"
+    (tmp_path / "ws").mkdir()
+    said = loop_climb(
+        tiny, tiny / "solutions" / "good.py", later, tmp_path / "ws", tmp_path / "cache", Budget(600)
+    )
+    assert said["said"] == "PASS" and said["seconds"] > 0
+    failed = loop_climb(tiny, later, wrong, tmp_path / "ws", tmp_path / "cache", Budget(600))
+    assert failed["said"].startswith("FAIL")
