@@ -79,8 +79,10 @@ class Worker:
         # gpu: the CUDA_VISIBLE_DEVICES entry this worker was given; "" where it was given none.
         self.where = {"host": socket.gethostname(), "gpu": gpu}
         self.problems: dict[str, tuple[Problem, Device]] = {}
-        # The judge that described a problem, then one started after each climb, for that
-        # problem's next climb to adopt: it starts up while this worker waits for the next job.
+        # The judge that described a problem, for that problem's first climb here to adopt. No
+        # other is started ahead: the pool hands a worker its next job as soon as it is free,
+        # and ends it with its batch, so a judge started after a climb would start no sooner
+        # than the next climb's own, and be wasted where that job is another problem's.
         self.spares = SpareJudges(home / "scratch")
 
     def problem(self, job: Job) -> tuple[Problem, Device]:
@@ -111,7 +113,6 @@ class Worker:
             judge = self.spares.take(Path(problem.path))
             with StreamingStore(self.home / "store", self.out, job, self.where) as store:
                 runner.climb(store, problem, device, path, parent=job.parent, judge=judge)
-            self.spares.ready(Path(problem.path))
 
 
 def main(argv: list[str] | None = None) -> int:
