@@ -1,13 +1,14 @@
 """Time to verdict as the optimize loop has it: a later version climbed in a process that already
 climbed an earlier one, by a judge started while the agent thought (rung.spare_judges).
 
-    python3 bench/loop_climb.py PROBLEM FIRST LATER [--think-s 5]
+    python3 bench/loop_climb.py PROBLEM FIRST LATER [--think-s 5] [--no-spare]
 
 Prints one JSON object: the first version's climb (its judge the one that described the
 problem, as `rung check` does) and the later one's, each with its verdict and wall seconds from
 the climb's start to its verdict. Between them the loop's spare judge is started and left
-`--think-s` seconds, standing for the agent's reply (an LLM's takes far longer). Workspace and
-cache come from RUNG_WORKSPACE and RUNG_CACHE_DIR, as for `rung check`.
+`--think-s` seconds, standing for the agent's reply (an LLM's takes far longer); `--no-spare`
+waits as long but climbs the later version with a judge of its own, as before spare judges.
+Workspace and cache come from RUNG_WORKSPACE and RUNG_CACHE_DIR, as for `rung check`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> None:
     ap.add_argument("first", type=Path)
     ap.add_argument("later", type=Path)
     ap.add_argument("--think-s", type=float, default=5.0)
+    ap.add_argument("--no-spare", action="store_true", help="no judge started during the wait")
     args = ap.parse_args()
     with Store(find_workspace()) as store:
         spares = SpareJudges(store.root / "scratch")
@@ -42,16 +44,16 @@ def main() -> None:
             problem, device, judge = runner.describe_keeping(args.problem, store.root / "scratch")
             first = runner.climb(store, problem, device, args.first, judge=judge)
             first_s = time.perf_counter() - began
-            spares.ready(Path(problem.path))
+            if not args.no_spare:
+                spares.ready(Path(problem.path))
             time.sleep(args.think_s)
             began = time.perf_counter()
             later = runner.climb(store, problem, device, args.later, judge=spares.take(Path(problem.path)))
             later_s = time.perf_counter() - began
         finally:
             spares.close()
-    print(
-        json.dumps({"first": _said(first, first_s), "later": _said(later, later_s), "think_s": args.think_s})
-    )
+    said = {"first": _said(first, first_s), "later": _said(later, later_s), "think_s": args.think_s}
+    print(json.dumps({**said, "spare": not args.no_spare}))
 
 
 if __name__ == "__main__":
