@@ -35,6 +35,7 @@ from rung import knobs
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
+from rung.common.trees import leaves
 from rung.judge import kept_timings
 from rung.judge.clocks import Reading
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
@@ -97,7 +98,7 @@ def _case(
         raise Failed(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
-    sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first))]
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first, _free_bytes()))]
     specs = session.expected(expected)
     proc = session.solution
     placed = [proc.place(s) for s in sets]
@@ -294,16 +295,30 @@ def _public(s: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in s.items() if k not in ("raw_ms", "batches", "snapshots", "harm", "seconds")}
 
 
-def rotation(inputs: tuple[Any, ...]) -> int:
-    """How many input sets a case rotates through: as many as fit in ROTATION_BYTES, 2 to 8."""
-    size = sum(t.numel() * t.element_size() for t in inputs if isinstance(t, torch.Tensor))
-    return max(2, min(8, ROTATION_BYTES // max(size, 1)))
+def _free_bytes() -> int:
+    """What the GPU has free now, this process's allocator cache handed back first."""
+    torch.cuda.empty_cache()
+    return int(torch.cuda.mem_get_info()[0])
+
+
+def rotation(inputs: tuple[Any, ...], free_bytes: int | None = None) -> int:
+    """How many input sets a case rotates through: as many as fit in ROTATION_BYTES, 2 to 8,
+    counting every tensor however nested (GPU MODE's inputs are one tuple, output buffer
+    included). Where the device has little free (`free_bytes`), fewer, down to the one set
+    already made: each further set lives twice on the GPU, the judge's copy and the one placed in
+    the solution process, and half of what is free stays free for the calls' own work."""
+    size = max(sum(t.numel() * t.element_size() for t in leaves(inputs)), 1)
+    wanted = max(2, min(8, ROTATION_BYTES // size))
+    if free_bytes is None:
+        return wanted
+    return max(1, min(wanted, 1 + free_bytes // 2 // (2 * size)))
 
 
 def _math(inputs: tuple[Any, ...]) -> str:
-    """The ceiling a case's FLOPs run against, from its first floating input's dtype."""
-    for t in inputs:
-        if isinstance(t, torch.Tensor) and t.is_floating_point():
+    """The ceiling a case's FLOPs run against, from its first floating input's dtype (however
+    nested: GPU MODE's inputs are one tuple)."""
+    for t in leaves(inputs):
+        if t.is_floating_point():
             return {torch.float16: "fp16_tensor", torch.bfloat16: "bf16_tensor"}.get(t.dtype, "fp32_vector")
     return "fp32_vector"
 

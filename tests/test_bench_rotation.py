@@ -1,0 +1,41 @@
+"""How many input sets bench rotates through, and which ceiling a case reads against: every tensor
+counted however nested; no more sets than the GPU's free memory holds twice over with half of it
+left free."""
+
+from __future__ import annotations
+
+import torch
+
+from rung.judge.rungs.bench import rotation
+
+GIB = 2**30
+
+
+def _meta(nbytes: int) -> torch.Tensor:
+    return torch.empty(nbytes // 4, dtype=torch.float32, device="meta")
+
+
+def test_nested_inputs_count_toward_the_rotation():
+    # GPU MODE's grayscale at 16384: one tuple of a 3 GiB image and its 1 GiB output buffer.
+    gpu_mode = ((_meta(3 * GIB), _meta(GIB)),)
+    assert rotation(gpu_mode) == 2  # counted as 4 GiB a set, not as nothing (which gave 8)
+    assert rotation((_meta(GIB // 8), _meta(GIB // 8))) == 8
+    assert rotation(({"x": _meta(GIB // 2)}, 3)) == 4  # dict leaves and plain values
+
+
+def test_free_memory_caps_the_rotation_down_to_the_set_already_made():
+    big = ((_meta(3 * GIB), _meta(GIB)),)
+    assert rotation(big, free_bytes=100 * GIB) == 2
+    assert rotation(big, free_bytes=20 * GIB) == 2  # 1 + 10 GiB // 8 GiB
+    assert rotation(big, free_bytes=10 * GIB) == 1  # a second set would leave under half free
+    small = (_meta(2**20),)
+    assert rotation(small, free_bytes=8 * 2**20) == 3
+    assert rotation(small, free_bytes=0) == 1
+
+
+def test_the_ceiling_is_read_from_nested_inputs_too():
+    from rung.judge.rungs.bench import _math
+
+    half = torch.empty(4, dtype=torch.float16, device="meta")
+    assert _math(((half, half, torch.empty(4, device="meta")),)) == "fp16_tensor"  # GPU MODE's matmul
+    assert _math((torch.empty(4, dtype=torch.int32), 3)) == "fp32_vector"
