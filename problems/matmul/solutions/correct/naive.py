@@ -1,8 +1,17 @@
-"""Matmul, naive Triton: 32x32 output tiles, a K loop of 32, masks everywhere, default warps."""
+"""Matmul, naive Triton: 32x32 output tiles, a K loop of 32, masks everywhere, default warps.
+
+`TUNE` lists the values `rung optimize --agent tune` may try instead (one tile size for M, N
+and K: the naive shape stays, only its sizes change).
+"""
 
 import torch
 import triton
 import triton.language as tl
+
+BLOCK = 32
+NUM_WARPS = 4
+NUM_STAGES = 3
+TUNE = {"BLOCK": [32, 64, 128], "NUM_WARPS": [2, 4, 8], "NUM_STAGES": [1, 2, 3]}
 
 
 @triton.jit
@@ -30,5 +39,6 @@ def custom_kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), device=a.device, dtype=torch.float32)
-    matmul_kernel[(triton.cdiv(m, 32), triton.cdiv(n, 32))](a, b, c, m, n, k, BLOCK=32)
+    grid = (triton.cdiv(m, BLOCK), triton.cdiv(n, BLOCK))
+    matmul_kernel[grid](a, b, c, m, n, k, BLOCK=BLOCK, num_warps=NUM_WARPS, num_stages=NUM_STAGES)
     return c

@@ -1,11 +1,16 @@
 """Prefix sum, naive Triton: scan each block of 1024 and write its total; scan the totals (the
-same function, recursively); add each block's offset. Three passes over the data."""
+same function, recursively); add each block's offset. Three passes over the data.
+
+`TUNE` lists the values `rung optimize --agent tune` may try instead.
+"""
 
 import torch
 import triton
 import triton.language as tl
 
 BLOCK = 1024
+NUM_WARPS = 4
+TUNE = {"BLOCK": [256, 512, 1024, 2048, 4096], "NUM_WARPS": [2, 4, 8, 16]}
 
 
 @triton.jit
@@ -32,8 +37,8 @@ def custom_kernel(x: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     blocks = triton.cdiv(n, BLOCK)
     totals = torch.empty(blocks, dtype=x.dtype, device=x.device)
-    block_scan[(blocks,)](x, out, totals, n, BLOCK=BLOCK)
+    block_scan[(blocks,)](x, out, totals, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
     if blocks > 1:
         scanned = custom_kernel(totals)
-        add_offsets[(blocks - 1,)](out, scanned, n, BLOCK=BLOCK)
+        add_offsets[(blocks - 1,)](out, scanned, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
     return out

@@ -1,8 +1,15 @@
-"""SwiGLU, naive Triton: the tensors seen as flat vectors, 512 elements per program."""
+"""SwiGLU, naive Triton: the tensors seen as flat vectors, 512 elements per program.
+
+`TUNE` lists the values `rung optimize --agent tune` may try instead.
+"""
 
 import torch
 import triton
 import triton.language as tl
+
+BLOCK = 512
+NUM_WARPS = 4
+TUNE = {"BLOCK": [512, 1024, 2048, 4096, 8192], "NUM_WARPS": [2, 4, 8, 16]}
 
 
 @triton.jit
@@ -17,5 +24,5 @@ def swiglu_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def custom_kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(a)
     n = a.numel()
-    swiglu_kernel[(triton.cdiv(n, 512),)](a, b, out, n, BLOCK=512)
+    swiglu_kernel[(triton.cdiv(n, BLOCK),)](a, b, out, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
     return out
