@@ -5,6 +5,8 @@
   per kernel every metric (name, value, unit, type) and the rule results ncu fires;
 - `proton/`: Triton's proton in instrumentation mode on a tiled matmul whose main loop and
   epilogue are marked with `enter_scope`/`exit_scope`, as a Chrome trace and as proton's tree;
+- `profiler/`: the CUPTI traces (torch.profiler's Chrome trace) bench took of the tuned softmax in
+  a `rung check`, one per benchmark case, gzipped: what the trace rung reads;
 - `versions.json`: the tools' versions.
 
   python3 bench/capture_artifacts.py --out DIR
@@ -108,6 +110,29 @@ def capture_proton(out: Path) -> None:
     print("proton:", sorted(p.name for p in out.iterdir()))
 
 
+def capture_profiler(out: Path) -> None:
+    """A `rung check` of the tuned softmax (profile and scopes left out), and its bench traces."""
+    import gzip
+    import tempfile
+
+    out.mkdir(parents=True, exist_ok=True)
+    problem = ROOT / "problems" / "softmax"
+    with tempfile.TemporaryDirectory(prefix="rung-capture-") as tmp:
+        env = {**os.environ, "RUNG_WORKSPACE": tmp, "RUNG_SKIP": "profile,scopes", "RUNG_BASELINE": "none"}
+        cmd = [
+            sys.executable,
+            "-m",
+            "rung",
+            "check",
+            str(problem),
+            str(problem / "solutions/correct/tuned.py"),
+        ]
+        subprocess.run([*cmd, "--json"], env=env, check=True, capture_output=True, timeout=600)
+        for trace in sorted(Path(tmp).glob(".rung/runs/*/solution/bench/case*.trace.json")):
+            (out / f"softmax_{trace.name}.gz").write_bytes(gzip.compress(trace.read_bytes()))
+    print("profiler:", sorted(p.name for p in out.iterdir()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path)
@@ -122,7 +147,7 @@ def main() -> None:
 
     versions = {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()}
     (args.out / "versions.json").write_text(json.dumps(versions))
-    for what, fn in (("proton", capture_proton), ("ncu", capture_ncu)):
+    for what, fn in (("proton", capture_proton), ("ncu", capture_ncu), ("profiler", capture_profiler)):
         try:
             fn(args.out / what)
         except Exception:

@@ -9,6 +9,9 @@
 - `proton/matmul_trace*` (proton's instrumentation Chrome trace) -> tests/fixtures/proton/
   matmul_trace.chrome_trace: the events of one CTA in EVERY, as captured; and proton's tree
   (`matmul_tree.hatchet`, small) as it is.
+- `profiler/softmax_case0.trace.json.gz` (bench's CUPTI trace of the tuned softmax's first
+  case) -> tests/fixtures/profiler/softmax_case0.trace.json: the first CALLS timed calls with
+  the harness ranges around them, every event inside them, as captured.
 Each part is cut where its source is there.
 """
 
@@ -25,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rung.ncu_sections import SECTIONS, STALL  # noqa: E402
+from rung.trace import CALL  # noqa: E402
 
 EVERY = 32  # one CTA in EVERY, across the grid: the first ones alone ran their epilogue 28% slower
 CTA = re.compile(r"CTA(\d+)$")
@@ -49,6 +53,30 @@ def cut_proton(source: Path, target: Path) -> None:
     target.write_text(json.dumps({**doc, "traceEvents": kept}))
 
 
+CALLS = 5
+
+
+def cut_profiler(source: Path, target: Path) -> None:
+    """Everything before the (CALLS+1)-th `rung::call` range began, and the device work launched
+    before it (which may run after it)."""
+    doc = json.loads(gzip.decompress(source.read_bytes()))
+    events = doc.get("traceEvents", [])
+    starts = sorted(e["ts"] for e in events if e.get("name") == CALL)
+    if len(starts) > CALLS:
+        early = [e for e in events if e.get("ts", 0) < starts[CALLS]]
+        launched = {_correlation(e) for e in early} - {None}
+        events = early + [
+            e for e in events if e.get("ts", 0) >= starts[CALLS] and _correlation(e) in launched
+        ]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({**doc, "traceEvents": events}))
+
+
+def _correlation(event: dict) -> object:
+    args = event.get("args")
+    return args.get("correlation") if isinstance(args, dict) else None
+
+
 def main(artifacts: Path) -> None:
     fixtures = ROOT / "tests" / "fixtures"
     ncu = artifacts / "ncu" / "softmax_full.json"
@@ -60,6 +88,9 @@ def main(artifacts: Path) -> None:
     tree = artifacts / "proton" / "matmul_tree.hatchet"
     if tree.exists():
         shutil.copy(tree, fixtures / "proton" / "matmul_tree.hatchet")
+    profiled = artifacts / "profiler" / "softmax_case0.trace.json.gz"
+    if profiled.exists():
+        cut_profiler(profiled, fixtures / "profiler" / "softmax_case0.trace.json")
     for p in sorted((fixtures / "ncu").glob("softmax_full.json")) + sorted(
         (fixtures / "proton").glob("matmul_*")
     ):
