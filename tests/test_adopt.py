@@ -1,6 +1,6 @@
 """A judge started to describe a problem climbs the first solution after it (`adopt`): the verdict
 is the one a fresh judge gives, no second judge starts, its log goes with the run, and a judge
-that already holds a solution never takes another."""
+that already holds a solution never takes another; ceilings not yet known are measured by it."""
 
 from __future__ import annotations
 
@@ -64,3 +64,24 @@ def test_an_unused_describing_judge_is_closed_by_a_climb_that_never_begins(tmp_p
         else:
             raise AssertionError("a bad RUNG_SKIP must stop the climb")
         assert not judge.child.alive
+
+
+def test_ceilings_not_yet_known_are_measured_by_the_describing_judge(tmp_path, monkeypatch):
+    from rung.spec import Device
+
+    asked: list[str] = []
+
+    class Judge:
+        def call(self, op: str, params: dict, timeout_s: float) -> dict:
+            asked.append(op)
+            return {"ceilings": {"dram_gbps": 1.0}}
+
+    def no_second_judge(*args: Any) -> None:
+        raise AssertionError("a judge was started for the ceilings alone")
+
+    monkeypatch.setattr(runner.devices, "cached", lambda device: None)
+    monkeypatch.setattr(runner.devices, "remember", lambda device, ceilings: None)
+    monkeypatch.setattr(runner, "_ask", no_second_judge)
+    gpu = Device("cuda", "NVIDIA H200", "sm_90")
+    assert runner.device_ceilings(gpu, tmp_path, judge=Judge()) == {"dram_gbps": 1.0}  # type: ignore[arg-type]
+    assert asked == ["ceilings"]

@@ -99,7 +99,7 @@ def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device,
     device = Device(**reply["device"])
     if device.kind == "cuda":
         try:
-            device.ceilings = device_ceilings(device, scratch)
+            device.ceilings = device_ceilings(device, scratch, judge=judge)
         except BaseException:
             judge.discard()
             raise
@@ -122,12 +122,18 @@ def probe_device(scratch: Path, remeasure: bool = False) -> Device:
     return device
 
 
-def device_ceilings(device: Device, scratch: Path, remeasure: bool = False) -> dict[str, Any]:
-    """The GPU's measured ceilings: from the cache, else measured now in a judge and cached."""
+def device_ceilings(
+    device: Device, scratch: Path, remeasure: bool = False, judge: Worker | None = None
+) -> dict[str, Any]:
+    """The GPU's measured ceilings: from the cache, else measured now and cached; in `judge`
+    where one is running (the one that described the problem: no judge started for it alone)."""
     known = None if remeasure else devices.cached(device)
     if known is not None:
         return known
-    ceilings = dict(_ask(Path.cwd(), scratch, "ceilings", 600)["ceilings"])
+    asked = (
+        judge.call("ceilings", {}, 600) if judge is not None else _ask(Path.cwd(), scratch, "ceilings", 600)
+    )
+    ceilings = dict(asked["ceilings"])
     devices.remember(device, ceilings)
     return ceilings
 

@@ -91,9 +91,13 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     from rung.spec import RungResult, Status
 
     if op == "ceilings":
+        import torch
+
         from rung.judge.ceilings import measure
 
-        return {"ceilings": measure()}
+        found = measure()
+        torch.cuda.empty_cache()  # this judge may climb a solution next: the memory is the solution's
+        return {"ceilings": found}
     if op == "device":
         return {"device": _asdict(describe_device(session))}
     if op == "describe":
