@@ -81,7 +81,7 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
 
 def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device, Worker]:
     """`describe`, and the judge that answered, still running with the problem loaded, for the
-    next climb of this problem to adopt (`climb(judge=...)`); the caller closes it if unused."""
+    next climb of this problem to adopt (`climb(judge=...)`); the caller discards it if unused."""
     if not problem_dir.exists():
         raise ProblemError(f"{problem_dir}: no such folder or file")
     judge = unattached_judge(problem_dir, scratch)

@@ -3,9 +3,10 @@
 A judge's start (importing torch, then loading the problem) is paid before its first rung. A
 loop that climbs one version after another of a problem starts the next climb's judge while it
 waits for the agent's next proposal, so that climb adopts a judge that is ready
-(`runner.climb(judge=...)`); an executor worker holds the judge that described a problem to it. A judge reads rung's settings from the environment it
-started in: one started under other settings than the climb's is closed, not adopted. Each
-climb still gets a fresh judge holding no other solution, and a fresh solution process.
+(`runner.climb(judge=...)`); an executor worker holds the judge that described a problem to it.
+A judge reads rung's settings from the environment it started in: one started under other
+settings than the climb's is ended, not adopted. Each climb still gets a judge holding no other
+solution, and a fresh solution process.
 """
 
 from __future__ import annotations
