@@ -9,7 +9,7 @@
   a `rung check`, one per benchmark case, gzipped: what the trace rung reads;
 - `versions.json`: the tools' versions.
 
-  python3 bench/capture_artifacts.py --out DIR
+  python3 bench/capture_artifacts.py --out DIR [--only profiler,proton,ncu]
 """
 
 from __future__ import annotations
@@ -137,6 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path)
     parser.add_argument("--target", action="store_true", help="(internal) the process ncu profiles")
+    parser.add_argument("--only", default="proton,ncu,profiler", help="which captures, comma-separated")
     args = parser.parse_args()
     if args.target:
         softmax_target()
@@ -148,6 +149,8 @@ def main() -> None:
     versions = {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name()}
     (args.out / "versions.json").write_text(json.dumps(versions))
     for what, fn in (("proton", capture_proton), ("ncu", capture_ncu), ("profiler", capture_profiler)):
+        if what not in args.only.split(","):
+            continue
         try:
             fn(args.out / what)
         except Exception:
