@@ -308,6 +308,26 @@ def test_a_check_longer_than_a_client_waits_reports_progress_all_along(tmp_path)
     assert "correct case 24 of 24" in said and "run 1 sleepy.py: correct OK" in said
 
 
+def test_the_next_check_of_a_problem_adopts_the_judge_started_after_the_last(tmp_path):
+    shutil.copytree(FIXTURES / "tiny", tmp_path / "problems" / "tiny")
+    scratch = tmp_path / ".rung" / "scratch"
+    judges = lambda: {p.name for p in scratch.glob("judge-*")}  # noqa: E731
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_session(tmp_path)) as session:
+        server = Server(portal, session)
+        first = json.loads(
+            server.text("check", problem="problems/tiny", solutions=["problems/tiny/solutions/good.py"])
+        )
+        spare = judges()
+        assert len(spare) == 1  # started once the check was done, for the next one
+        wrong = ["problems/tiny/solutions/wrong_shape.py"]
+        second = json.loads(server.text("check", problem="problems/tiny", solutions=wrong))
+        assert not spare & judges()  # adopted by the second check, and ended with it
+        assert len(judges()) == 1  # and another started for the check after
+    assert first["solutions"][0]["verdict"] == "PASS"
+    assert second["solutions"][0]["verdict"].startswith("FAIL")  # an adopted judge fails what is wrong
+    assert not judges()  # the server's spare ended with it
+
+
 def test_without_the_sdk_rung_mcp_says_how_to_install_it():
     done = subprocess.run(
         [

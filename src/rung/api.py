@@ -12,6 +12,7 @@ from rung import problem_data, runner, views
 from rung.context import ContextIndex, Snippet
 from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
+from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run
 from rung.store import Store, existing_workspace, find_workspace
 
@@ -27,14 +28,18 @@ def check(
     workspace: str | Path | None = None,
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
+    spares: SpareJudges | None = None,
 ) -> list[Run]:
-    """Climb the ladder for each solution of `problem`; the stored runs, in order."""
+    """Climb the ladder for each solution of `problem`; the stored runs, in order. With `spares`
+    (a long-lived caller's, as the MCP server's), the problem is described by the judge held
+    there for it, if any: started while the caller waited, it has imported torch already."""
     paths = [Path(s) for s in solutions]
     for p in paths:
         if not p.is_file():
             raise SolutionError(f"{p}: no such solution file")
     with open_store(workspace) as store:
-        spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch")
+        held = spares.take(Path(problem)) if spares is not None else None
+        spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch", held)
         if not paths:
             judge.discard()
             return []

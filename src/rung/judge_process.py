@@ -67,9 +67,13 @@ class Worker:
         return self.child.stderr_tail(int(knobs.get("RUNG_KEEP_STDERR_LINES")))
 
     def discard(self) -> None:
-        """End a judge that no climb adopted, with the folder it was started in (only its log)."""
-        self.close()
-        shutil.rmtree(self.log_dir, ignore_errors=True)
+        """End a judge that no climb adopted, with the folder it was started in (only its log).
+        It holds no solution and nothing in progress: killed, not asked to finish (a spare may
+        still be importing torch, and a shutdown does not wait for that)."""
+        try:
+            self.child.kill()
+        finally:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     def close(self) -> None:
         self.child.close()

@@ -14,6 +14,8 @@ default): an agent's context is bounded, a problem's history is not.
 
 `check` reports progress while it climbs (mcp_progress: per rung, per case, a heartbeat), so a
 client that restarts its request timeout on progress never gives up on a check that is moving.
+Once a check is done and no other climbs, the server starts a judge for that problem's next
+check (rung.spare_judges), which imports torch while the agent writes its next version.
 Resources name what an agent may want to read without a tool call: the workspace's problems and
 runs (`rung://problems`, `rung://problem/{name}`, `rung://runs`, `rung://run/{run}`); the prompt
 `optimize` starts an agent on a problem the way rung expects it to work.
@@ -25,9 +27,11 @@ stray print lands there and never on the wire.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,7 @@ from typing import Any
 from rung import api, mcp_resources, views
 from rung.artifact_pages import MAX_ARTIFACT_BYTES, read_page
 from rung.errors import RungError, UsageError
+from rung.spare_judges import SpareJudges
 from rung.spec import Run, dumps
 from rung.store import find_workspace
 
@@ -59,10 +64,36 @@ command. A fast but wrong kernel is worthless: a version that fails any rung is 
 """
 
 
+class Climbing:
+    """How many checks are climbing now, across the server's worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def idle(self) -> bool:
+        with self._lock:
+            return self._count == 0
+
+
 def build(workspace: Path) -> MCPServer:
     """The server for one workspace: its tools read and write `workspace/.rung/`."""
     root = workspace.resolve()
     server: MCPServer = MCPServer("rung", instructions=INSTRUCTIONS, log_level="WARNING")
+    # A judge per problem started after each check, while the agent writes its next version, so
+    # the next check of that problem starts with torch imported; none while another check climbs
+    # (its import would share the CPU with that check's timing).
+    spares = SpareJudges(root / ".rung" / "scratch")
+    climbing = Climbing()
+    atexit.register(spares.close)
 
     def tool(fn: Callable[..., Any]) -> None:
         """Register `fn` (its name, docstring and arguments; sync, which the SDK runs in a worker
@@ -101,12 +132,21 @@ def build(workspace: Path) -> MCPServer:
         failed: list[RungError] = []
 
         def climb() -> None:
-            try:
-                climbed.extend(
-                    api.check(here(problem), [here(s) for s in solutions], root, on_rung=progress.rung_done)
-                )
-            except RungError as e:
-                failed.append(e)
+            with climbing:
+                try:
+                    climbed.extend(
+                        api.check(
+                            here(problem),
+                            [here(s) for s in solutions],
+                            root,
+                            on_rung=progress.rung_done,
+                            spares=spares,
+                        )
+                    )
+                except RungError as e:
+                    failed.append(e)
+            if climbed and climbing.idle():
+                spares.ready(here(problem))
 
         async with anyio.create_task_group() as group:
             group.start_soon(follow, progress, ctx.report_progress)

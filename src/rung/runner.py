@@ -79,12 +79,18 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
     return problem, device
 
 
-def describe_keeping(problem_dir: Path, scratch: Path) -> tuple[Problem, Device, Worker]:
+def describe_keeping(
+    problem_dir: Path, scratch: Path, judge: Worker | None = None
+) -> tuple[Problem, Device, Worker]:
     """`describe`, and the judge that answered, still running with the problem loaded, for the
-    next climb of this problem to adopt (`climb(judge=...)`); the caller discards it if unused."""
+    next climb of this problem to adopt (`climb(judge=...)`); the caller discards it if unused.
+    `judge`, one started for this problem and holding no solution (a spare), answers in place of
+    a new one."""
     if not problem_dir.exists():
+        if judge is not None:
+            judge.discard()
         raise ProblemError(f"{problem_dir}: no such folder or file")
-    judge = unattached_judge(problem_dir, scratch)
+    judge = judge or unattached_judge(problem_dir, scratch)
     try:
         reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:

@@ -11,6 +11,7 @@ solution, and a fresh solution process.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from rung import runner
@@ -18,39 +19,45 @@ from rung.judge_process import Worker, worker_environment
 
 
 class SpareJudges:
+    """The judges held, one per problem; safe to use from several threads (the MCP server's)."""
+
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self._held: dict[str, tuple[Worker, dict[str, str]]] = {}
+        self._lock = threading.Lock()
 
     def keep(self, problem_dir: Path, judge: Worker) -> None:
         """Hold `judge`, running for `problem_dir` (`runner.describe_keeping`'s), for its next climb."""
-        key = _key(problem_dir)
-        old = self._held.pop(key, None)
+        with self._lock:
+            old = self._held.pop(_key(problem_dir), None)
+            self._held[_key(problem_dir)] = judge, worker_environment()
         if old is not None:
             old[0].discard()
-        self._held[key] = judge, worker_environment()
 
     def ready(self, problem_dir: Path) -> None:
         """Start a judge for `problem_dir` now, unless one is held: it starts up while the caller waits."""
-        if _key(problem_dir) in self._held:
-            return
-        judge = runner.unattached_judge(problem_dir, self.scratch)
-        judge.start()
-        self.keep(problem_dir, judge)
+        with self._lock:
+            if _key(problem_dir) in self._held:
+                return
+            judge = runner.unattached_judge(problem_dir, self.scratch)
+            judge.start()
+            self._held[_key(problem_dir)] = judge, worker_environment()
 
     def take(self, problem_dir: Path) -> Worker | None:
         """The judge held for `problem_dir`, for `runner.climb` to adopt (and close); None where
-        none is held or the settings changed since it started (that one is closed)."""
-        judge, env = self._held.pop(_key(problem_dir), (None, {}))
+        none is held or the settings changed since it started (that one is ended)."""
+        with self._lock:
+            judge, env = self._held.pop(_key(problem_dir), (None, {}))
         if judge is not None and env != worker_environment():
             judge.discard()
             return None
         return judge
 
     def close(self) -> None:
-        for judge, _ in self._held.values():
+        with self._lock:
+            held, self._held = list(self._held.values()), {}
+        for judge, _ in held:
             judge.discard()
-        self._held.clear()
 
 
 def _key(problem_dir: Path) -> str:
