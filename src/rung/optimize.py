@@ -172,15 +172,21 @@ def optimize(
 
 
 def _start(
-    store: Store, problem: Any, device: Any, start: Path | Run | None, emit: OnEvent, spares: SpareJudges
+    store: Store,
+    problem: Any,
+    device: Any,
+    start: Path | Run | None,
+    emit: OnEvent,
+    spares: SpareJudges | None = None,
 ) -> Run:
-    """The version the loop starts from: a stored run as it is, a file climbed now, or the best
-    stored version that finished and passed."""
+    """The version the loop starts from: a stored run as it is, a file climbed now (by the judge
+    `spares` holds for the problem, if any), or the best stored version that finished and passed."""
     if isinstance(start, Run):
         emit({"event": "start", "run": start.id, "path": start.solution.path, "verdict": start.verdict})
         return start
     if start is not None:
-        first = runner.climb(store, problem, device, start, judge=spares.take(Path(problem.path)))
+        judge = spares.take(Path(problem.path)) if spares is not None else None
+        first = runner.climb(store, problem, device, start, judge=judge)
         emit({"event": "start", "run": first.id, "path": str(start), "verdict": first.verdict})
         return first
     passing = [r for r in store.runs(problem.name) if resumable(r)]
