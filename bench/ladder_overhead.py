@@ -56,7 +56,15 @@ def one_problem(problem: Path, pairs: int) -> dict[str, Any]:
         without = [c[key] for c in climbs["without"] if key in c]
         if with_ and without:
             ratios[key] = statistics.median(with_) / statistics.median(without)
-    return {"problem": problem.name, "first": first, "climbs": climbs, "ratio": ratios}
+    # The figure means something only where dump and trace ran (OK) in every climb "with" them.
+    ran = {c.get("statuses", {}).get(rung) for c in climbs["with"] for rung in ("dump", "trace")}
+    return {
+        "problem": problem.name,
+        "first": first,
+        "climbs": climbs,
+        "ratio": ratios,
+        "dump_trace": sorted(map(str, ran)),
+    }
 
 
 def main() -> None:
@@ -77,7 +85,7 @@ def main() -> None:
         ratio = r["ratio"]
         print(
             f"{name:12s} wall with/without dump+trace {ratio.get('wall_s', float('nan')):.3f}  "
-            f"rungs {ratio.get('ladder_s', float('nan')):.3f}",
+            f"rungs {ratio.get('ladder_s', float('nan')):.3f}  dump and trace: {'/'.join(r['dump_trace'])}",
             flush=True,
         )
 

@@ -53,6 +53,7 @@ def climb(problem: str, solution: str, env: dict[str, str]) -> dict[str, Any]:
         "ttv_s": sum(v for k, v in seconds.items() if k != "compile"),
         "wall_s": wall,
         "rungs_s": seconds,
+        "statuses": {r["name"]: r["status"] for r in s["rungs"]},  # that what was timed ran at all
         "reference_kept": [("kept" in c.get("reference", {})) for c in cases],
         "bench_wall_s": [c.get("wall_s", {}) for c in cases],
     }
