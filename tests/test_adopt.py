@@ -64,6 +64,7 @@ def test_an_unused_describing_judge_is_closed_by_a_climb_that_never_begins(tmp_p
         else:
             raise AssertionError("a bad RUNG_SKIP must stop the climb")
         assert not judge.child.alive
+        assert not judge.log_dir.exists()  # its folder in scratch went with it
 
 
 def test_ceilings_not_yet_known_are_measured_by_the_describing_judge(tmp_path, monkeypatch):

@@ -169,7 +169,10 @@ def climb(
         try:
             return _climb(store, problem, device, solution_path, on_rung, on_run, parent, only, judge)
         finally:
-            if judge is not None:  # closed however the climb ends, even before it began
+            # Ended however the climb ends; one it never adopted (it stopped before) with its folder.
+            if judge is not None and judge.hello.get("source") is None:
+                judge.discard()
+            elif judge is not None:
                 judge.close()
 
 
