@@ -7,8 +7,10 @@ from itertools import count
 
 import pytest
 
+from rung import backends
 from rung.spec import Device, RungResult, Status
-from rung.trace import CALL, HARNESS, summarize, trace
+from rung.trace import CALL, HARNESS, host_ranges, launches_by_correlation, summarize, trace
+from tests.conftest import ROOT
 
 H200 = Device("cuda", "NVIDIA H200", "sm_90")
 
@@ -126,3 +128,44 @@ def test_the_poison_fill_runs_in_a_harness_range_inside_the_call(tmp_path):
     fills = [e for e in events if e.get("cat") == "cpu_op" and e.get("name") == "aten::fill_"]
     assert fills and all(enclosing(host_ranges(events, HARNESS), f) for f in fills)
     assert all(enclosing(host_ranges(events, CALL), f) for f in fills)
+
+
+CAPTURED = ROOT / "tests" / "fixtures" / "profiler" / "softmax_case0.trace.json"
+HARNESS_KERNELS = ("vectorized_elementwise_kernel", "reduce_kernel", "spin_kernel", "Memset (Device)")
+
+
+def _captured() -> list[dict]:
+    """bench's CUPTI trace of the tuned softmax's first case on an H100 (bench/capture_artifacts.py,
+    cut by bench/cut_fixtures.py): three timed calls between rung's L2 flush, its spin and its
+    markers, each launched from a `rung::harness` range."""
+    return json.loads(CAPTURED.read_text())["traceEvents"]
+
+
+def test_a_captured_trace_counts_the_solutions_kernel_alone():
+    events = _captured()
+    device_work = {e["name"] for e in events if e.get("cat") in ("kernel", "gpu_memset")}
+    assert all(any(h in n for n in device_work) for h in HARNESS_KERNELS)  # rung's work is in it
+    s = summarize(events, backends.detect_all("import triton\nimport torch"))
+    assert s is not None and s["calls"] == 3 and s["copies_per_call"] == 0
+    (k,) = s["kernels"]
+    assert k["name"] == "softmax_kernel" and k["launches_per_call"] == 1 and k["backend"] == "triton"
+    assert k["grid"] == [1024, 1, 1] and k["block"] == [128, 1, 1] and k["registers"] == 54
+    assert 5 < k["median_us"] < 20 and s["idle_us"] < 0.1 * s["span_us"]
+
+
+def test_a_captured_trace_with_rungs_work_moved_into_the_calls_counts_it():
+    """Must fail: the same trace with every harness launch moved into the timed call after it and
+    its harness range dropped. Attribution follows the ranges, so rung's flush, memset and spin
+    now count as the solution's: the clean reading above is the ranges' doing, not the names'."""
+    events = _captured()
+    calls = host_ranges(events, CALL)
+    launches = launches_by_correlation(events)
+    for work in (e for e in events if e.get("cat") in ("kernel", "gpu_memset")):
+        launch = launches[work["args"]["correlation"]]
+        later = [c for c in calls if c["ts"] + c["dur"] > launch["ts"]]
+        if work["name"] != "softmax_kernel" and later:
+            launch["ts"] = later[0]["ts"] + 0.5
+    events = [e for e in events if e.get("name") != HARNESS]
+    s = summarize(events, [])
+    assert s is not None and s["kernels_per_call"] > 1
+    assert any("spin_kernel" in k["name"] for k in s["kernels"])
