@@ -142,9 +142,17 @@ def parse_rung(stdout: str, stderr: str) -> dict[str, Any]:
     return {
         "verdict": verdict,
         "said": said,
-        "reason": f"{bad['name']}: {bad['message'][:300]}" if bad else "",
+        "reason": f"{bad['name']}: {_head_and_tail(bad['message'])}" if bad else "",
         "warnings": [
             f"{r['name']}: {w[:200]}" for r in rungs for w in r.get("metrics", {}).get("warnings", [])
         ],
         "rung_seconds": {r["name"]: round(float(r.get("seconds", 0.0)), 3) for r in rungs},
     }
+
+
+def _head_and_tail(message: str, head: int = 300, tail: int = 200) -> str:
+    """A long message's start and its end: rung puts what names a failure's cause (TF32's
+    rounding, a precision choice) after the figures and the check's own mismatch list."""
+    if len(message) <= head + tail:
+        return message
+    return f"{message[:head]} … {message[-tail:]}"

@@ -110,3 +110,13 @@ def test_the_float64_reference_is_built_only_for_an_output_that_repeats_the_last
     said = _stale(_called(old.clone()), new_expected, fresh, [old], session)
     assert said == "new values written into the same input tensors gave the previous answer"
     assert session.precise_calls == 1
+
+
+def test_a_triton_solution_that_launches_nothing_fails_at_guard_not_compile(climb):
+    vector_add = FIXTURES.parent.parent / "problems" / "vector_add"
+    run = climb(vector_add, FIXTURES / "triton_calls_torch.py")
+    compiled = rung_of(run, "compile")
+    assert compiled.status == Status.SKIPPED and "nothing built ahead of time" in compiled.message
+    guard = rung_of(run, "guard")
+    assert guard.status == Status.FAILED
+    assert "kernel_launched: no triton kernel was launched during the call" in guard.message

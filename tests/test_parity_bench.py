@@ -128,6 +128,23 @@ def test_rung_json_reduced_to_the_tables_terms():
     }
 
 
+def test_a_long_reason_keeps_its_end_where_the_cause_is_named():
+    message = (
+        "case 0: mismatch " + "ERROR AT (0, 1) " * 60 + "; the solution's convolution likely ran in TF32"
+    )
+    doc = {
+        "solutions": [
+            {
+                "verdict": "FAIL at correct",
+                "rungs": [{"name": "correct", "status": "FAILED", "message": message}],
+            }
+        ]
+    }
+    reason = parse_rung(json.dumps(doc), "")["reason"]
+    assert reason.startswith("correct: case 0: mismatch") and reason.endswith("likely ran in TF32")
+    assert len(reason) < len(message)
+
+
 def test_budget_stops_a_run_and_a_spent_budget_starts_none():
     with pytest.raises(BudgetSpent):
         run_capped([sys.executable, "-c", "import time; time.sleep(30)"], 60, Budget(0.5))
