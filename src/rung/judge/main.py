@@ -13,6 +13,7 @@ problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), nev
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import traceback
@@ -161,9 +162,24 @@ def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:
     return RungResult(op, status, how + _last_line(tail), metrics)
 
 
+# c10's and glog's own log lines ("[W1206 09:18:26.94 CudaIPCTypes.cpp:16] Producer process has
+# been terminated ..."): torch writes them as a process ends, after whatever ended it.
+_LOG_LINE = re.compile(r"^\[?[IWE]\d{4} \d\d:\d\d:\d\d")
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(:|$)")
+
+
+def last_words(stderr: str) -> str:
+    """The line of a dead process's stderr that says why: the last exception a traceback ends
+    with, else the last line that is not one of torch's log lines written on the way out."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    raised = [ln for ln in lines if _RAISED.match(ln)]
+    said = raised or [ln for ln in lines if not _LOG_LINE.match(ln)] or lines
+    return said[-1] if said else ""
+
+
 def _last_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    return f"; stderr: {lines[-1].strip()}" if lines else ""
+    words = last_words(stderr)
+    return f"; stderr: {words}" if words else ""
 
 
 def describe_device(session: Any) -> Any:
