@@ -93,3 +93,25 @@ def test_a_dead_process_is_described_by_what_ended_it_not_torchs_parting_warning
     assert last_words(f"segment fault in cuLaunch\n{warning}") == "segment fault in cuLaunch"
     assert last_words(warning) == warning  # nothing else said: that is what there is
     assert last_words("\n\n") == ""
+
+
+def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch):
+    """Not the solution's verdict either way (the solution process may hold the memory, or the
+    case may not fit beside the judge's copies): an ERROR naming the memory, never a traceback."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from rung.judge import main
+    from rung.judge.rungs import WORKER_RUNGS
+
+    def out_of_memory(session, params):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.\nmore")
+
+    monkeypatch.setitem(WORKER_RUNGS, "guard", out_of_memory)
+    said = main.handle(SimpleNamespace(warnings={}), "guard", {})
+    assert said["status"] == "ERROR"
+    assert (
+        said["message"]
+        == "rung's judge ran out of GPU memory: CUDA out of memory. Tried to allocate 6.00 GiB."
+    )

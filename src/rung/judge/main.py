@@ -83,6 +83,8 @@ def _launch_solution(hello: dict[str, Any]) -> Any:
 
 
 def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
     from rung.common.child import ChildCrashed, ChildTimedOut
     from rung.errors import ProblemError
     from rung.judge.rungs import WORKER_RUNGS
@@ -92,8 +94,6 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     from rung.spec import RungResult, Status
 
     if op == "ceilings":
-        import torch
-
         from rung.judge.ceilings import measure
 
         found = measure()
@@ -132,6 +132,11 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         result = _lost(session, op, Status.ERROR, e.how, e.stderr_tail)
     except ProblemError as e:  # the problem's own code raised: not the solution's fault
         return {"problem_error": str(e)}
+    except torch.OutOfMemoryError as e:  # whose memory it was is what a reader needs to know
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        result = RungResult(
+            op, Status.ERROR, f"rung's judge ran out of GPU memory{gpu_memory_held()}: {first}"
+        )
     except Exception as e:  # the judge's own failure: a bug of rung's, or an answer it could not read
         traceback.print_exc()
         result = RungResult(op, Status.ERROR, f"rung's judge failed: {type(e).__name__}: {e}")
@@ -160,6 +165,24 @@ def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:
         metrics["measured_before"] = [json.loads(ln) for ln in partial.read_text().splitlines() if ln.strip()]
         how += f" ({len(metrics['measured_before'])} case(s) measured before, kept in metrics)"
     return RungResult(op, status, how + _last_line(tail), metrics)
+
+
+def gpu_memory_held() -> str:
+    """Who held the GPU's memory when the judge ran out of it: this judge's allocator, and the
+    rest (the solution process's buffers and anything else on the GPU); "" without CUDA."""
+    import torch
+
+    try:
+        free, total = torch.cuda.mem_get_info()
+        judge = torch.cuda.memory_reserved()
+    except Exception:  # no CUDA here, or a context that cannot answer
+        return ""
+    gib = 2**30
+    others = max(0, total - free - judge)
+    return (
+        f" (the judge held {judge / gib:.1f} GiB, the solution process and everything else "
+        f"{others / gib:.1f} GiB, of {total / gib:.1f} GiB)"
+    )
 
 
 # c10's and glog's own log lines ("[W1206 09:18:26.94 CudaIPCTypes.cpp:16] Producer process has
