@@ -66,7 +66,7 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     verdict("fresh_output", _stale_object(second.report, skip))
     verdict("deterministic", _differs(outs, [o for o in second.outs if o is not None]))
     session.release(second.placed)
-    # A case's tensors are held here several times over (KernelBench's 4D matmul: 6 GiB an
+    # A case's tensors are held here several times over (KernelBench's 4D matmul: 3 GiB an
     # output): what a later check does not read is let go before it allocates.
     del second, pairs, inputs
 
