@@ -81,20 +81,6 @@ def test_the_controller_never_imports_solution_code(climb):
     assert not [n for n in new if n.startswith(("rung_solution", "rung_problem", "torch", "triton"))]
 
 
-def test_a_dead_process_is_described_by_what_ended_it_not_torchs_parting_warning():
-    from rung.judge.main import last_words
-
-    warning = (
-        "[W1206 09:18:26.946872635 CudaIPCTypes.cpp:16] Producer process has been terminated before "
-        "all shared CUDA tensors released. See Note [Sharing CUDA tensors]"
-    )
-    traceback = 'Traceback (most recent call last):\n  File "s.py", line 3\ntorch.OutOfMemoryError: CUDA out of memory.'
-    assert last_words(f"{traceback}\n{warning}\n") == "torch.OutOfMemoryError: CUDA out of memory."
-    assert last_words(f"segment fault in cuLaunch\n{warning}") == "segment fault in cuLaunch"
-    assert last_words(warning) == warning  # nothing else said: that is what there is
-    assert last_words("\n\n") == ""
-
-
 def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch):
     """Not the solution's verdict either way (the solution process may hold the memory, or the
     case may not fit beside the judge's copies): an ERROR naming the memory, never a traceback."""

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from rung.common.logcap import CappedLog, tail_text
+from rung.common.logcap import CappedLog, last_words, tail_text
 
 HEAD = TAIL = 256 * 1024
 
@@ -152,3 +152,15 @@ def test_tail_text_of_a_huge_uncapped_line_says_the_count_is_a_lower_bound(tmp_p
     path.write_bytes(b"q" * (3 * 1024 * 1024))
     text = tail_text(path)
     assert text == "q" * 500 + f"… [at least {1024 * 1024 - 500} chars cut]"
+
+
+def test_a_dead_process_is_described_by_what_ended_it_not_torchs_parting_warning():
+    warning = (
+        "[W1206 09:18:26.946872635 CudaIPCTypes.cpp:16] Producer process has been terminated before "
+        "all shared CUDA tensors released. See Note [Sharing CUDA tensors]"
+    )
+    traceback = 'Traceback (most recent call last):\n  File "s.py", line 3\ntorch.OutOfMemoryError: CUDA out of memory.'
+    assert last_words(f"{traceback}\n{warning}\n") == "torch.OutOfMemoryError: CUDA out of memory."
+    assert last_words(f"segment fault in cuLaunch\n{warning}") == "segment fault in cuLaunch"
+    assert last_words(warning) == warning  # nothing else said: that is what there is
+    assert last_words("\n\n") == ""

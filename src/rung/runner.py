@@ -21,6 +21,7 @@ from typing import Any
 
 from rung import backends, confine, devices, knobs
 from rung.common.child import ChildCrashed, ChildTimedOut
+from rung.common.logcap import last_words
 from rung.errors import ProblemError, UsageError
 from rung.judge_process import Worker
 from rung.ladder import LADDER, RungSpec
@@ -95,9 +96,9 @@ def describe_keeping(
         reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:
         judge.discard()
-        tail = e.stderr_tail.strip().splitlines()
+        words = last_words(e.stderr_tail)
         raise ProblemError(
-            f"{problem_dir}: loading the problem failed: {e}" + (f": {tail[-1]}" if tail else "")
+            f"{problem_dir}: loading the problem failed: {e}" + (f": {words}" if words else "")
         ) from None
     if "error" in reply:
         judge.discard()
@@ -327,8 +328,8 @@ def _one(
 
 
 def _tail(stderr: str) -> str:
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    return f"; stderr: {lines[-1].strip()}" if lines else ""
+    words = last_words(stderr)
+    return f"; stderr: {words}" if words else ""
 
 
 def environment() -> dict[str, str]:

@@ -16,7 +16,8 @@ a child can leave a grandchild holding the pipe open; after the timeout it write
 what was still in the pipe is neither kept nor counted.
 
 `tail_text` reads the end of such a log for an error message, cut line by line and as a whole, so
-no line of any length reaches a JSON document.
+no line of any length reaches a JSON document; `last_words` picks the line of it that says why a
+process died.
 
 POSIX only (the drain thread polls the pipe with `selectors`), as the rest of the controller is.
 """
@@ -24,6 +25,7 @@ POSIX only (the drain thread polls the pipe with `selectors`), as the rest of th
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import threading
 from collections import deque
@@ -188,3 +190,18 @@ def _last_chars(lines: list[str], max_chars: int) -> str:
         kept.append(line)
         used += cost
     return "\n".join(reversed(kept))
+
+
+# c10's and glog's own log lines ("[W1206 09:18:26.94 CudaIPCTypes.cpp:16] Producer process has
+# been terminated ..."): torch writes them as a process ends, after whatever ended it.
+_LOG_LINE = re.compile(r"^\[?[IWE]\d{4} \d\d:\d\d:\d\d")
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(:|$)")
+
+
+def last_words(stderr: str) -> str:
+    """The line of a dead process's stderr that says why: the last exception a traceback ends
+    with, else the last line that is not one of torch's log lines written on the way out."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    raised = [ln for ln in lines if _RAISED.match(ln)]
+    said = raised or [ln for ln in lines if not _LOG_LINE.match(ln)] or lines
+    return said[-1] if said else ""

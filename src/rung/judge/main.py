@@ -13,13 +13,13 @@ problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), nev
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 import traceback
 from typing import Any
 
 from rung.common.channel import Channel, ChannelClosed
+from rung.common.logcap import last_words
 
 
 def main(argv: list[str]) -> int:
@@ -183,21 +183,6 @@ def gpu_memory_held() -> str:
         f" (the judge held {judge / gib:.1f} GiB, the solution process and everything else "
         f"{others / gib:.1f} GiB, of {total / gib:.1f} GiB)"
     )
-
-
-# c10's and glog's own log lines ("[W1206 09:18:26.94 CudaIPCTypes.cpp:16] Producer process has
-# been terminated ..."): torch writes them as a process ends, after whatever ended it.
-_LOG_LINE = re.compile(r"^\[?[IWE]\d{4} \d\d:\d\d:\d\d")
-_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(:|$)")
-
-
-def last_words(stderr: str) -> str:
-    """The line of a dead process's stderr that says why: the last exception a traceback ends
-    with, else the last line that is not one of torch's log lines written on the way out."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    raised = [ln for ln in lines if _RAISED.match(ln)]
-    said = raised or [ln for ln in lines if not _LOG_LINE.match(ln)] or lines
-    return said[-1] if said else ""
 
 
 def _last_line(stderr: str) -> str:
