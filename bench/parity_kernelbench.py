@@ -2,7 +2,7 @@
 
     bash bench/fetch_problem_sets.sh        # once: .problem-sets/kernelbench (never committed)
     python bench/parity_kernelbench.py --out results/parity-kernelbench [--only level1/21,...] \
-        [--max-seconds 540] [--resume]
+        [--max-seconds 540] [--resume] [--batch]
 
 The sample, fixed so every run judges the same problems: level 1 problems 1, 11, 21, ..., 91 (ten,
 every tenth by its number) and level 2 problems 1, 21, 41, 61, 81 (five, every twentieth): matmuls,
@@ -25,7 +25,9 @@ PASS when it returns compiled and correctness both true.
 
 rung's: `python -m rung check PROBLEM.py SOLUTION --json`, RUNG_BASELINE=none and
 RUNG_SKIP=profile unless set. same.py is checked cold (fresh workspace and cache dir), then a
-later version of it warm, then in the loop (bench/loop_climb.py); the rest in that workspace.
+later version of it warm, then in the loop (bench/loop_climb.py); the rest in that workspace,
+each in a check of its own, or with --batch all four in one (verdicts only: the time to verdict
+is same.py's cold check alone, and the sample fits fewer GPU calls).
 """
 
 from __future__ import annotations
@@ -42,7 +44,16 @@ import types
 from pathlib import Path
 from typing import Any
 
-from parity_runner import PROBLEM_SETS, Budget, BudgetSpent, loop_climb, run_capped, rung_check, rung_settings
+from parity_runner import (
+    PROBLEM_SETS,
+    Budget,
+    BudgetSpent,
+    loop_climb,
+    run_capped,
+    rung_check,
+    rung_checks,
+    rung_settings,
+)
 from parity_solutions import (
     SPOILERS,
     kernelbench_same,
@@ -193,32 +204,32 @@ def kernelbench_eval(problem: Path, solution: Path, work: Path, budget: Budget) 
     return {**said, "seconds": round(done.seconds, 3)}
 
 
-def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Budget) -> None:
+def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Budget, batch: bool) -> None:
+    """Every solution of one problem by both checkers. same.py is checked cold; without `batch`,
+    each other solution in a `rung check` of its own and a later version of same.py warm and in the
+    loop; with it, the others in one `rung check` (their verdicts only: a check of several versions
+    at once shares its judge and its wall time)."""
     done = table.done()
     with tempfile.TemporaryDirectory(prefix="parity-kb-") as tmp:
         workspace, cache = Path(tmp) / "ws", Path(tmp) / "cache"
         workspace.mkdir()
         generated = out / "solutions" / name.replace("/", "_")
-        for solution, expected, path, note in solutions(problem, generated):
-            if f"{name}/{solution}" in done:
-                continue
-            theirs = kernelbench_eval(problem, path, Path(tmp) / "own" / solution, budget)
-            row = Row(
-                name,
-                solution,
-                "generated",
-                expected,
-                theirs,
-                rung_check(problem, path, workspace, cache, budget),
-            )
-            row.note = note
-            if solution == "same.py":
-                later = write(generated / "same_v2.py", later_version(path.read_text()))
-                row.rung_warm = rung_check(problem, later, workspace, cache, budget)
-                row.rung_loop = loop_climb(problem, path, later, workspace, cache, budget)
-            table.add(row)
+        todo = [s for s in solutions(problem, generated) if f"{name}/{s[0]}" not in done]
+        theirs = {s[0]: kernelbench_eval(problem, s[2], Path(tmp) / "own" / s[0], budget) for s in todo}
+        first, rest = [s for s in todo if s[0] == "same.py"], [s for s in todo if s[0] != "same.py"]
+        groups = [first, rest] if batch else [[s] for s in first + rest]
+        for group in (g for g in groups if g):
+            checked = rung_checks(problem, [s[2] for s in group], workspace, cache, budget)
+            for (solution, expected, path, note), ours in zip(group, checked, strict=True):
+                row = Row(name, solution, "generated", expected, theirs[solution], ours)
+                row.note = note
+                if solution == "same.py" and not batch:
+                    later = write(generated / "same_v2.py", later_version(path.read_text()))
+                    row.rung_warm = rung_check(problem, later, workspace, cache, budget)
+                    row.rung_loop = loop_climb(problem, path, later, workspace, cache, budget)
+                table.add(row)
+                print(f"{row.key}: {row.theirs['verdict']} / rung {row.rung.get('said')}", flush=True)
             table.write(out)
-            print(f"{row.key}: {theirs['verdict']} / rung {row.rung.get('said')}", flush=True)
 
 
 def main() -> int:
@@ -227,6 +238,11 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated level/number (e.g. level1/21,level2/41)")
     ap.add_argument("--max-seconds", type=float, default=540.0, help="stop cleanly after this much wall time")
     ap.add_argument("--resume", action="store_true", help="keep and skip the rows already in --out")
+    ap.add_argument(
+        "--batch",
+        action="store_true",
+        help="verdicts first: same.py cold alone, the other solutions in one rung check, no warm or loop climbs",
+    )
     ap.add_argument("--child", nargs=2, type=Path, metavar=("PROBLEM", "SOLUTION"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -247,7 +263,7 @@ def main() -> int:
     budget = Budget(args.max_seconds)
     try:
         for name, problem in sample(KERNELBENCH, {s for s in args.only.split(",") if s}):
-            judge_problem(name, problem, args.out, table, budget)
+            judge_problem(name, problem, args.out, table, budget, args.batch)
         table.complete = True
     except BudgetSpent:
         print("stopped: --max-seconds spent; run again with --resume to judge the rest", flush=True)

@@ -86,16 +86,28 @@ def rung_settings() -> dict[str, str]:
 
 def rung_check(problem: Path, solution: Path, workspace: Path, cache: Path, budget: Budget) -> dict[str, Any]:
     """`rung check PROBLEM SOLUTION --json` in a fresh process: its verdict, reason and wall time."""
-    cmd = [sys.executable, "-m", "rung", "check", str(problem), str(solution), "--json"]
+    return rung_checks(problem, [solution], workspace, cache, budget)[0]
+
+
+def rung_checks(
+    problem: Path, solutions: list[Path], workspace: Path, cache: Path, budget: Budget
+) -> list[dict[str, Any]]:
+    """`rung check PROBLEM SOLUTION... --json` in one fresh process, as a user checks several
+    versions at once: each solution's verdict and reason, and the one wall time they shared
+    (`seconds`, and `batch` the number of solutions it covers)."""
+    cmd = [sys.executable, "-m", "rung", "check", str(problem), *map(str, solutions), "--json"]
     done = run_capped(cmd, RUNG_TIMEOUT_S, budget, env=rung_env(workspace, cache), cwd=workspace.parent)
-    said = parse_rung(done.stdout, done.stderr)
+    shared = {"seconds": round(done.seconds, 3), "exit": done.rc}
+    if len(solutions) > 1:
+        shared["batch"] = len(solutions)
     if done.timed_out:
         said = {
             "verdict": "ERROR",
             "said": "TIMEOUT",
             "reason": f"rung check ran past {RUNG_TIMEOUT_S:.0f} s",
         }
-    return {**said, "seconds": round(done.seconds, 3), "exit": done.rc}
+        return [{**said, **shared} for _ in solutions]
+    return [{**parse_rung(done.stdout, done.stderr, i), **shared} for i in range(len(solutions))]
 
 
 def loop_climb(
@@ -118,12 +130,13 @@ def loop_climb(
         return {"said": "ERROR", "reason": last[:300]}
 
 
-def parse_rung(stdout: str, stderr: str) -> dict[str, Any]:
-    """rung's JSON reduced to the table's terms: PASS, FAIL, SKIPPED or ERROR; the first rung that
-    went wrong and its message; the warnings rungs attached (where the problem's own check decides,
-    rung's dtype, shape and tolerance rules warn); each rung's seconds."""
+def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
+    """rung's JSON reduced to the table's terms, for the `index`th solution it checked: PASS, FAIL,
+    SKIPPED or ERROR; the first rung that went wrong and its message; the warnings rungs attached
+    (where the problem's own check decides, rung's dtype, shape and tolerance rules warn); each
+    rung's seconds."""
     try:
-        solution = json.loads(stdout)["solutions"][0]
+        solution = json.loads(stdout)["solutions"][index]
     except (json.JSONDecodeError, KeyError, IndexError, TypeError):
         last = (stderr.strip().splitlines() or ["no output"])[-1]
         return {"verdict": "ERROR", "said": "no JSON", "reason": last[:300]}

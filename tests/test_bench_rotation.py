@@ -39,3 +39,20 @@ def test_the_ceiling_is_read_from_nested_inputs_too():
     half = torch.empty(4, dtype=torch.float16, device="meta")
     assert _math(((half, half, torch.empty(4, device="meta")),)) == "fp16_tensor"  # GPU MODE's matmul
     assert _math((torch.empty(4, dtype=torch.int32), 3)) == "fp32_vector"
+
+
+def test_the_sets_asked_for_replace_the_default_and_free_memory_still_caps_them():
+    small = (_meta(2**20),)
+    assert rotation(small, asked=1) == 1  # GPU MODE's benchmark mode: the same inputs every call
+    assert rotation(small, asked=16) == 16  # more than the default's 8
+    assert rotation(small, free_bytes=8 * 2**20, asked=16) == 3
+
+
+def test_the_method_names_the_timer_the_sample_count_and_the_inputs():
+    from rung.judge.rungs.bench import method
+
+    cupti = method({"timing": "cupti", "samples": 100, "input_sets": 1})
+    assert cupti.startswith("CUPTI device span") and "median of 100 calls" in cupti
+    assert cupti.endswith("the same inputs every call")
+    events = method({"timing": "events", "samples": 37, "input_sets": 8})
+    assert events.startswith("CUDA events") and events.endswith("8 input sets in turn")

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import parity_gpumode
 import parity_kernelbench
 import parity_solutions
-from parity_runner import Budget, BudgetSpent, loop_climb, parse_rung, run_capped
+from parity_runner import Budget, BudgetSpent, loop_climb, parse_rung, run_capped, rung_checks
 from parity_table import Row, Table, agreement
 
 needs_pmpp = pytest.mark.skipif(not parity_gpumode.PMPP.is_dir(), reason=".problem-sets/gpumode absent")
@@ -239,3 +239,13 @@ def test_loop_climb_times_a_later_version_adopting_a_spare_judge(tmp_path):
     assert said["said"] == "PASS" and said["seconds"] > 0
     failed = loop_climb(tiny, later, wrong, tmp_path / "ws", tmp_path / "cache", Budget(600))
     assert failed["said"].startswith("FAIL")
+
+
+def test_several_solutions_in_one_check_keep_their_own_verdicts(tmp_path):
+    tiny = ROOT / "tests" / "fixtures" / "tiny"
+    (tmp_path / "ws").mkdir()
+    good, wrong = tiny / "solutions" / "good.py", tiny / "solutions" / "wrong_shape.py"
+    said = rung_checks(tiny, [wrong, good], tmp_path / "ws", tmp_path / "cache", Budget(600))
+    assert [s["verdict"] for s in said] == ["FAIL", "PASS"]
+    assert said[0]["reason"].startswith(("run:", "correct:"))
+    assert {s["batch"] for s in said} == {2} and said[0]["seconds"] == said[1]["seconds"] > 0

@@ -80,6 +80,12 @@ KNOBS: dict[str, Knob] = {
         ),
         Knob("RUNG_BENCH_MAX_S", float, 5.0, "time cap for sampling one function on one case, in seconds"),
         Knob(
+            "RUNG_BENCH_SETS",
+            int,
+            0,
+            "input sets bench's timed calls take in turn: 0 for as many as fit in 2 GiB (2 to 8), 1 for the same inputs every call (GPU MODE's benchmark mode)",
+        ),
+        Knob(
             "RUNG_BASELINE",
             str,
             "compile",

@@ -36,6 +36,10 @@ def solution_start(
     scratch = run_dir / "solution"
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
     env = confine.allowed_environment(os.environ)
+    # Whether Triton interprets is rung's choice (`configure_process`: on a machine without CUDA,
+    # never in a process that builds): a TRITON_INTERPRET=1 left in the user's shell made the
+    # builder hand the compiler interpreted functions, and every Triton compile failed.
+    env.pop("TRITON_INTERPRET", None)
     caches = _caches(env)
     builds = build_cache.for_run(run_dir)
     env.update(

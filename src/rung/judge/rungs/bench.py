@@ -78,7 +78,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
         "profiler_warmup": results[0].get("profiler_warmup", {}) if results else {},
         "timed_outputs_checked": sum(r["timed_outputs_checked"] for r in results),
     }
-    lines = [_line(r) for r in results]
+    lines = [_line(r) for r in results] + [f"  method: {m}" for m in dict.fromkeys(r["method"] for r in results)]
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
     return RungResult(
         "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
@@ -98,7 +98,8 @@ def _case(
         raise Failed(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
-    sets = [first] + [session.inputs(case, seed + k) for k in range(1, rotation(first, _free_bytes()))]
+    many = rotation(first, _free_bytes(), int(knobs.get("RUNG_BENCH_SETS")))
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, many)]
     specs = session.expected(expected)
     proc = session.solution
     placed = [proc.place(s) for s in sets]
@@ -154,6 +155,7 @@ def _case(
     clocks = [before.result(), after.result()]
     wall.lap("clocks")
     r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
+    r["method"] = method(r)
     r["timed_outputs_checked"] = checked
     r["throttled"] = any(c.get("throttled") for c in clocks)
     r["reference"] = ref
@@ -291,6 +293,17 @@ def snapshots(specs: list[TensorSpec]) -> int:
     return max(2, min(4, SNAPSHOT_BYTES // max(size, 1)))
 
 
+def method(r: dict[str, Any]) -> str:
+    """How a case's headline figure was taken, in words: a figure is only comparable with one
+    taken the same way (GPU MODE times events around each call, on one input set or fresh ones)."""
+    if r.get("timing") == "cupti":
+        how = "CUPTI device span of each call (its first kernel's start to its last's end, idle gaps included)"
+    else:
+        how = "CUDA events around each call"
+    inputs = "the same inputs every call" if r["input_sets"] == 1 else f"{r['input_sets']} input sets in turn"
+    return f"{how}, median of {r['samples']} calls; L2 flushed before each; {inputs}"
+
+
 def _public(s: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in s.items() if k not in ("raw_ms", "batches", "snapshots", "harm", "seconds")}
 
@@ -301,14 +314,15 @@ def _free_bytes() -> int:
     return int(torch.cuda.mem_get_info()[0])
 
 
-def rotation(inputs: tuple[Any, ...], free_bytes: int | None = None) -> int:
-    """How many input sets a case rotates through: as many as fit in ROTATION_BYTES, 2 to 8,
-    counting every tensor however nested (GPU MODE's inputs are one tuple, output buffer
-    included). Where the device has little free (`free_bytes`), fewer, down to the one set
-    already made: each further set lives twice on the GPU, the judge's copy and the one placed in
-    the solution process, and half of what is free stays free for the calls' own work."""
+def rotation(inputs: tuple[Any, ...], free_bytes: int | None = None, asked: int = 0) -> int:
+    """How many input sets a case rotates through: `asked` (RUNG_BENCH_SETS) where it is set, else
+    as many as fit in ROTATION_BYTES, 2 to 8, counting every tensor however nested (GPU MODE's
+    inputs are one tuple, output buffer included). Where the device has little free
+    (`free_bytes`), fewer, down to the one set already made: each further set lives twice on the
+    GPU, the judge's copy and the one placed in the solution process, and half of what is free
+    stays free for the calls' own work."""
     size = max(sum(t.numel() * t.element_size() for t in leaves(inputs)), 1)
-    wanted = max(2, min(8, ROTATION_BYTES // size))
+    wanted = asked if asked > 0 else max(2, min(8, ROTATION_BYTES // size))
     if free_bytes is None:
         return wanted
     return max(1, min(wanted, 1 + free_bytes // 2 // (2 * size)))
