@@ -53,9 +53,6 @@ def entries() -> list[Entry]:
     spread = ROOT / "bench" / "spread" / "matvec"
     both = tuple(STYLES)
     return [
-        Entry(
-            "softmax tuned", ROOT / "problems/softmax", ROOT / "problems/softmax/solutions/correct/tuned.py"
-        ),
         Entry("matvec split-K (2 kernels)", spread, spread / "solutions/split_k.py"),
         Entry("matvec torch ops", spread, spread / "solutions/torch_ops.py"),
         Entry(
@@ -65,6 +62,9 @@ def entries() -> list[Entry]:
             both,
         ),
         Entry("sort", PMPP / "sort_py", PMPP / "sort_py/submission.py", both),
+        Entry(
+            "softmax tuned", ROOT / "problems/softmax", ROOT / "problems/softmax/solutions/correct/tuned.py"
+        ),
     ]
 
 
