@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Call 2 (carry .wb; the machine of call 1, still warm): the CuTe DSL and TileLang packages
-# unpacked, the CuTe matmul probe, then every CUDA C++, CuTe DSL and TileLang example of vector
-# add, softmax and matmul through the whole ladder, profile included, and built again from the
-# cache. About 480 s.
+# Call 2 (carry .wb .problem-sets; the machine of call 1, still warm): the CuTe DSL and TileLang
+# packages unpacked for call 3 (the first half is in /tmp/wheels since call 1); one kernel, one
+# number (bench/spread.py: five fresh `rung check`s per entry and input style); then what is left
+# of KernelBench's sample (ONLY=level/number,...; none if empty). About 540 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-cp .wb/* /tmp/wheels/ && bash bench/unpack_wheels.sh || exit 1
-PYTHONPATH=$PWD/src timeout 60 python3 bench/cute_probe.py > "$OUT/cute_probe.log" 2>&1; tail -5 "$OUT/cute_probe.log"
-STAGE_CAP_S=130 EXAMPLES="matmul vector_add softmax" OUT=$OUT bash bench/gpu_suite.sh backends
+(cp .wb/* /tmp/wheels/ && bash bench/unpack_wheels.sh) > "$OUT/unpack.log" 2>&1 &
+unpacking=$!
+PYTHONPATH=$PWD/src timeout 330 python3 bench/spread.py --out "$OUT/spread" > "$OUT/spread.log" 2>&1
+tail -30 "$OUT/spread/spread.md"
+if [ -n "${ONLY:-}" ]; then
+  PYTHONPATH=$PWD/src:$PWD/bench timeout 170 python3 bench/parity_kernelbench.py --batch --only "$ONLY" \
+    --max-seconds 160 --resume --out /tmp/kb > "$OUT/kb2.log" 2>&1
+  cp -r /tmp/kb "$OUT/kb"
+  grep -E "^level|stopped" "$OUT/kb2.log" | tail -40
+fi
+wait $unpacking; tail -2 "$OUT/unpack.log"
