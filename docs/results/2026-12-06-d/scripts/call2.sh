@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Call 2 (carry .wb .problem-sets; the machine of call 1, still warm): the CuTe DSL and TileLang
-# packages unpacked for call 3 (the first half is in /tmp/wheels since call 1); one kernel, one
+# packages unpacked for call 3 (the first half is in /tmp/wheels since call 1); then one kernel, one
 # number (bench/spread.py: five fresh `rung check`s per entry and input style); then what is left
 # of KernelBench's sample (ONLY=level/number,...; none if empty). About 540 s.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-(cp .wb/* /tmp/wheels/ && bash bench/unpack_wheels.sh) > "$OUT/unpack.log" 2>&1 &
-unpacking=$!
+# Unpacked first (about 10 s), not beside the timing: a busy host shifts launch gaps.
+(cp .wb/* /tmp/wheels/ && bash bench/unpack_wheels.sh) > "$OUT/unpack.log" 2>&1; tail -1 "$OUT/unpack.log"
 PYTHONPATH=$PWD/src timeout 330 python3 bench/spread.py --out "$OUT/spread" > "$OUT/spread.log" 2>&1
 tail -30 "$OUT/spread/spread.md"
 if [ -n "${ONLY:-}" ]; then
@@ -15,4 +15,3 @@ if [ -n "${ONLY:-}" ]; then
   cp -r /tmp/kb "$OUT/kb"
   grep -E "^level|stopped" "$OUT/kb2.log" | tail -40
 fi
-wait $unpacking; tail -2 "$OUT/unpack.log"
