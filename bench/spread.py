@@ -204,6 +204,12 @@ def main() -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated entry names (a prefix is enough)")
+    ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=0.0,
+        help="start no check after this much wall time (0: no limit)",
+    )
     args = ap.parse_args()
     wanted = [w.strip() for w in args.only.split(",") if w.strip()]
     chosen = [e for e in entries() if not wanted or any(e.name.startswith(w) for w in wanted)]
@@ -214,6 +220,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
+    began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="spread-") as tmp:
         cache = Path(tmp) / "cache"  # the device's ceilings measured once, for every entry
         for n, e in enumerate(chosen):
@@ -221,6 +228,10 @@ def main() -> int:
             workspace.mkdir()
             for style in e.styles:
                 for _ in range(args.runs):
+                    if args.max_seconds and time.monotonic() - began > args.max_seconds:
+                        print("stopped: --max-seconds spent", flush=True)
+                        print((args.out / "spread.md").read_text())
+                        return 0
                     e.runs.append(check(e, style, workspace, cache))
                     write(args.out, chosen, args.runs)
                     print(

@@ -7,7 +7,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}
 # Unpacked first (about 10 s), not beside the timing: a busy host shifts launch gaps.
 (cp .wb/* /tmp/wheels/ && bash bench/unpack_wheels.sh) > "$OUT/unpack.log" 2>&1; tail -1 "$OUT/unpack.log"
-PYTHONPATH=$PWD/src timeout 330 python3 bench/spread.py --out "$OUT/spread" > "$OUT/spread.log" 2>&1
+PYTHONPATH=$PWD/src timeout 400 python3 bench/spread.py --max-seconds 330 --out "$OUT/spread" > "$OUT/spread.log" 2>&1
 tail -30 "$OUT/spread/spread.md"
 if [ -n "${ONLY:-}" ]; then
   PYTHONPATH=$PWD/src:$PWD/bench timeout 170 python3 bench/parity_kernelbench.py --batch --only "$ONLY" \
