@@ -78,7 +78,9 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
         "profiler_warmup": results[0].get("profiler_warmup", {}) if results else {},
         "timed_outputs_checked": sum(r["timed_outputs_checked"] for r in results),
     }
-    lines = [_line(r) for r in results] + [f"  method: {m}" for m in dict.fromkeys(r["method"] for r in results)]
+    lines = [_line(r) for r in results] + [
+        f"  method: {m}" for m in dict.fromkeys(r["method"] for r in results)
+    ]
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
     return RungResult(
         "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
@@ -297,7 +299,9 @@ def method(r: dict[str, Any]) -> str:
     """How a case's headline figure was taken, in words: a figure is only comparable with one
     taken the same way (GPU MODE times events around each call, on one input set or fresh ones)."""
     if r.get("timing") == "cupti":
-        how = "CUPTI device span of each call (its first kernel's start to its last's end, idle gaps included)"
+        how = (
+            "CUPTI device span of each call (its first kernel's start to its last's end, idle gaps included)"
+        )
     else:
         how = "CUDA events around each call"
     inputs = "the same inputs every call" if r["input_sets"] == 1 else f"{r['input_sets']} input sets in turn"
