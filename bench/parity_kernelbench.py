@@ -41,7 +41,6 @@ import json
 import sys
 import tempfile
 import types
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -209,22 +208,15 @@ def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Bud
     """Every solution of one problem by both checkers. same.py is checked cold; without `batch`,
     each other solution in a `rung check` of its own and a later version of same.py warm and in the
     loop; with it, the others in one `rung check` (their verdicts only: a check of several versions
-    at once shares its judge and its wall time), and KernelBench's evaluations of them at once."""
+    at once shares its judge and its wall time). KernelBench's evaluations run one at a time:
+    four at once ran out of memory on KernelBench's 6 GiB tensors and failed a correct solution."""
     done = table.done()
     with tempfile.TemporaryDirectory(prefix="parity-kb-") as tmp:
         workspace, cache = Path(tmp) / "ws", Path(tmp) / "cache"
         workspace.mkdir()
         generated = out / "solutions" / name.replace("/", "_")
         todo = [s for s in solutions(problem, generated) if f"{name}/{s[0]}" not in done]
-        theirs = {s[0]: kernelbench_eval(problem, s[2], Path(tmp) / "own" / s[0], budget) for s in todo[:1]}
-        # The rest at once with --batch: only same.py's seconds are compared, and KernelBench's
-        # verdict on a wrong solution does not depend on what else runs on the GPU.
-        with ThreadPoolExecutor(max_workers=max(1, len(todo)) if batch else 1) as pool:
-            evals = {
-                s[0]: pool.submit(kernelbench_eval, problem, s[2], Path(tmp) / "own" / s[0], budget)
-                for s in todo[1:]
-            }
-            theirs.update({k: f.result() for k, f in evals.items()})
+        theirs = {s[0]: kernelbench_eval(problem, s[2], Path(tmp) / "own" / s[0], budget) for s in todo}
         first, rest = [s for s in todo if s[0] == "same.py"], [s for s in todo if s[0] != "same.py"]
         groups = [first, rest] if batch else [[s] for s in first + rest]
         for group in (g for g in groups if g):

@@ -87,6 +87,9 @@ def check(entry: Entry, style: str, workspace: Path, cache: Path) -> dict[str, A
     except (ValueError, KeyError, IndexError):
         return {**run, "error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
     run["verdict"] = solution["verdict"]
+    bad = next((r for r in solution["rungs"] if r["status"] in ("FAILED", "ERROR", "TIMEOUT")), None)
+    if bad:
+        run["reason"] = f"{bad['name']}: {' '.join(bad['message'].split())[:400]}"
     bench: dict[str, Any] = next((r for r in solution["rungs"] if r["name"] == "bench"), {})
     run["cases"] = [case_figures(c) for c in bench.get("metrics", {}).get("cases", [])]
     return run
@@ -175,7 +178,7 @@ def markdown(all_entries: list[Entry], runs: int) -> str:
                 f"| {'' if apart is None else f'{apart * 100:.2f}%'} | {verdict} |"
             )
         errors = [r["error"] for r in e.runs if "error" in r] + [
-            f"{r['verdict']}" for r in e.runs if r.get("verdict", "PASS") != "PASS"
+            f"{r['verdict']} ({r.get('reason', '')})" for r in e.runs if r.get("verdict", "PASS") != "PASS"
         ]
         if errors:
             lines.append(
