@@ -273,3 +273,38 @@ def test_the_fast_path_gives_the_full_comparisons_verdict_and_figures_where_it_f
         # as JSON: a NaN the solution wrote is in both, and NaN != NaN in a dict comparison
         assert fast.message == full.message
         assert json.dumps(fast.metrics, sort_keys=True) == json.dumps(full.metrics, sort_keys=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_compared_in_chunks_the_verdict_figures_and_first_mismatches_are_the_whole_outputs(
+    monkeypatch, dtype
+):
+    # A 6 GiB output compared whole needed several times its size in float64 work buffers; in
+    # chunks it needs a few chunks' worth. Chunks of 7 elements across a 2-D output with poison,
+    # NaN, Inf and mismatches on both sides of chunk boundaries must read as one pass does.
+    import rung.judge.compare as cmp
+
+    g = torch.Generator().manual_seed(5)
+    ref = (torch.randn(9, 11, generator=g) * 10).to(dtype)
+    got = ref.clone()
+    got[0, 6] += 3  # the last element of the first chunk
+    got[0, 7] += 3  # the first of the second
+    got[8, 10] += 1
+    poison(got[3, 2:5])
+    if dtype.is_floating_point:
+        ref[5, 5], got[5, 5] = math.nan, math.nan  # a repeated NaN: right
+        got[6, 0] = math.inf
+    tol = Tolerance.for_dtype(str(dtype).removeprefix("torch."), {})
+    whole = compare(got, ref, tol)
+    monkeypatch.setattr(cmp, "CHUNK_ELEMENTS", 7)
+    chunked = compare(got, ref, tol)
+    assert (chunked.ok, chunked.message) == (whole.ok, whole.message) and not whole.ok
+    assert chunked.metrics.keys() == whole.metrics.keys()
+    for key, value in whole.metrics.items():
+        if isinstance(value, (list, int)):  # counts, and the mismatches (a NaN among them)
+            assert json.dumps(chunked.metrics[key]) == json.dumps(value), key
+        else:
+            assert chunked.metrics[key] == pytest.approx(value, nan_ok=True), key
+    assert [m["index"] for m in chunked.metrics["first_mismatches"]][:2] == [[0, 6], [0, 7]]
+    monkeypatch.setattr(cmp, "CHUNK_ELEMENTS", 7)
+    assert compare(ref.clone(), ref, tol, figures=False).ok  # the fast path, chunked

@@ -35,15 +35,21 @@ against atol. MAE here is the mean absolute error; the maximum is `max_abs_err`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from rung.common.poison import poisoned_mask
 from rung.judge.tolerance import Tolerance
 
 FIRST_MISMATCHES = 5
+# Elements compared at once. Whole, a comparison's float64 work buffers (the output, its error,
+# the reference's finite values, the bound) came to several times the output: KernelBench's
+# 6 GiB Sigmoid output needed over 12 GiB more than an 80 GB GPU had left beside its inputs.
+CHUNK_ELEMENTS = 2**25
 
 
 @dataclass
@@ -90,20 +96,24 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool 
     `figures=False` gives the same verdict and computes only what decides it (the mismatch count
     and the norm-wise error); the error figures and the first mismatches come only on a failure.
     The timed calls' checks use it: a full set of figures per output is most of their cost."""
-    e = _elements(got, ref, tol)
     n = got.numel()
+    counted, err_sq, ref_sq = [], [], []
+    for _, g, r in _chunks(got, ref):
+        e = _elements(g, r, tol)
+        counted.append(e.bad.sum())
+        err_sq.append(_norm(e.err) ** 2)
+        ref_sq.append(_norm(e.ref_finite) ** 2)
     # one host sync for what decides the verdict
-    mism, err_norm, ref_norm = _host(e.bad.sum(), _norm(e.err), _norm(e.ref_finite))
+    mism, err_norm, ref_norm = _host(_total(counted), _total(err_sq).sqrt(), _total(ref_sq).sqrt())
     m: dict[str, Any] = {"elements": n, "mismatches": int(mism)}
     m["norm_rel_err"] = _ratio(err_norm, ref_norm)
     decided_by_count = not (tol.min_psnr_db or tol.min_cosine)
     if not figures and not mism and decided_by_count and not _norm_fails(tol, ref_norm, m["norm_rel_err"]):
         return Comparison(True, f"{n} elements within {tol.describe()}", m)
     if n:
-        m.update(_figures(e, tol))
+        m.update(_figures(got, ref, tol, first=FIRST_MISMATCHES if mism else 0))
     problems = []
     if mism:
-        m["first_mismatches"] = _first_mismatches(e)
         problems.append(_mismatch_message(m, tol))
     if tol.min_psnr_db and m.get("psnr_db", math.inf) < tol.min_psnr_db:
         problems.append(f"PSNR {m['psnr_db']:.1f} dB below {tol.min_psnr_db:g} dB")
@@ -121,34 +131,62 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool 
     return Comparison(True, f"{n} elements within {tol.describe()}", m)
 
 
-def _figures(e: _Elements, tol: Tolerance) -> dict[str, Any]:
-    """The counts and the error figures over the whole output (module docstring), in one sync."""
-    ref_abs = e.ref_finite.abs()
+def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -> dict[str, Any]:
+    """The counts and the error figures over the whole output (module docstring), chunk by chunk
+    in one sync, and the `first` mismatches with their indices in the output."""
     floor = max(tol.atol, 1e-12)  # relative error of a near-zero reference is measured against atol
-    missing = ~e.both & (e.err > 0)  # off `both`, err is inf where missing and 0 where repeated
-    got_finite = e.got.masked_fill(~torch.isfinite(e.got) | e.unwritten, 0.0)
-    unwritten, n_missing, nonfinite_got, bad, n_both, max_abs, max_rel, abs_sum, sq_sum, peak, dot, gn, rn = (
-        _host(
-            e.unwritten.sum(),
-            missing.sum(),
-            (missing & ~e.unwritten & torch.isfinite(e.ref)).sum(),
-            e.bad.sum(),
-            e.both.sum(),
-            e.err.max(),
-            (e.err / ref_abs.clamp_min(floor)).max(),
-            e.err.sum(),
-            (e.err * e.err).sum(),
-            ref_abs.max(),
-            (got_finite * e.ref_finite).sum(),  # nonzero only where both hold a number
-            _norm(got_finite),
-            _norm(e.ref_finite),
-        )
-    )
+    sums: list[list[torch.Tensor]] = [[] for _ in range(10)]
+    maxes: list[list[torch.Tensor]] = [[] for _ in range(3)]
+    found: list[dict[str, Any]] = []
+    for start, g, r in _chunks(got, ref):
+        e = _elements(g, r, tol)
+        ref_abs = e.ref_finite.abs()
+        missing = ~e.both & (e.err > 0)  # off `both`, err is inf where missing and 0 where repeated
+        got_finite = e.got.masked_fill(~torch.isfinite(e.got) | e.unwritten, 0.0)
+        for acc, part in zip(
+            sums,
+            (
+                e.unwritten.sum(),
+                missing.sum(),
+                (missing & ~e.unwritten & torch.isfinite(e.ref)).sum(),
+                e.bad.sum(),
+                e.both.sum(),
+                e.err.sum(),
+                (e.err * e.err).sum(),
+                (got_finite * e.ref_finite).sum(),  # nonzero only where both hold a number
+                _norm(got_finite) ** 2,
+                _norm(e.ref_finite) ** 2,
+            ),
+            strict=True,
+        ):
+            acc.append(part.to(torch.float64))
+        for acc, part in zip(
+            maxes, (e.err.max(), (e.err / ref_abs.clamp_min(floor)).max(), ref_abs.max()), strict=True
+        ):
+            acc.append(part)
+        if len(found) < first:
+            found += _first_mismatches(e, start, got.shape, first - len(found))
+    (
+        unwritten,
+        n_missing,
+        nonfinite_got,
+        bad,
+        n_both,
+        abs_sum,
+        sq_sum,
+        dot,
+        gn_sq,
+        rn_sq,
+        max_abs,
+        max_rel,
+        peak,
+    ) = _host(*(_total(a) for a in sums), *(torch.stack(a).max() for a in maxes))
+    gn, rn = math.sqrt(gn_sq), math.sqrt(rn_sq)
     averaged = n_both + n_missing  # all but the repeated NaN/Inf, which have no magnitude
     mse = sq_sum / averaged if averaged else 0.0
-    return {
+    figures: dict[str, Any] = {
         "unwritten": int(unwritten),
-        "unwritten_pct": 100.0 * unwritten / e.err.numel(),
+        "unwritten_pct": 100.0 * unwritten / got.numel(),
         "nonfinite_mismatches": int(n_missing - unwritten),
         "nonfinite_where_ref_finite": int(nonfinite_got),
         "out_of_tolerance": int(bad - n_missing),
@@ -160,6 +198,9 @@ def _figures(e: _Elements, tol: Tolerance) -> dict[str, Any]:
         "psnr_db": _psnr_db(peak, mse),
         "cosine": dot / (gn * rn) if gn and rn else float(gn == rn),
     }
+    if first:
+        figures["first_mismatches"] = found
+    return figures
 
 
 def _psnr_db(peak: float, mse: float) -> float:
@@ -172,9 +213,18 @@ def _psnr_db(peak: float, mse: float) -> float:
     return 10 * math.log10(peak**2 / mse)
 
 
-def _first_mismatches(e: _Elements) -> list[dict[str, Any]]:
-    first = e.bad.nonzero()[:FIRST_MISMATCHES].tolist()
-    return [{"index": ix, "got": _num(e.got[tuple(ix)]), "expected": _num(e.ref[tuple(ix)])} for ix in first]
+def _first_mismatches(e: _Elements, start: int, shape: torch.Size, most: int) -> list[dict[str, Any]]:
+    """Up to `most` mismatches of a chunk that begins at flat index `start` of an output of
+    `shape`, each with its index in the output."""
+    flat = e.bad.nonzero().flatten()[:most].tolist()
+    return [
+        {
+            "index": [int(i) for i in np.unravel_index(start + k, tuple(shape))],
+            "got": _num(e.got[k]),
+            "expected": _num(e.ref[k]),
+        }
+        for k in flat
+    ]
 
 
 def _mismatch_message(m: dict[str, Any], tol: Tolerance) -> str:
@@ -198,6 +248,18 @@ def _mismatch_message(m: dict[str, Any], tol: Tolerance) -> str:
         for x in m["first_mismatches"][:3]
     )
     return f"{said}; first at {where}"
+
+
+def _chunks(got: torch.Tensor, ref: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """The output and its reference, flattened, CHUNK_ELEMENTS at a time with where each begins:
+    the float64 work of a comparison is a few times the size of what it compares at once."""
+    g, r = got.detach().reshape(-1), ref.detach().reshape(-1)
+    for start in range(0, max(g.numel(), 1), CHUNK_ELEMENTS):
+        yield start, g[start : start + CHUNK_ELEMENTS], r[start : start + CHUNK_ELEMENTS]
+
+
+def _total(parts: list[torch.Tensor]) -> torch.Tensor:
+    return torch.stack([p.to(torch.float64) for p in parts]).sum()
 
 
 def _host(*scalars: torch.Tensor) -> list[float]:

@@ -27,6 +27,8 @@ from pathlib import Path
 from rung.common.channel import Channel, ChannelClosed
 from rung.common.messages import SolutionStart
 
+CACHE_KEPT_BYTES = 2**30  # freed memory the allocator may keep for the next request
+
 
 def readable_paths(start: SolutionStart) -> list[Path]:
     """What the solution may read: the Python installation, rung itself, its own source, the
@@ -88,9 +90,23 @@ def main(argv: list[str]) -> int:
         began = time.perf_counter()
         for key in request.get("free", []):
             harness.exporter.free(int(key))
+        if request.get("free"):
+            release_cache(harness.device)
         result = handle(harness, warmup, request["op"], request.get("params", {}))
         result["seconds"] = round(time.perf_counter() - began, 4)
         channel.send({"token": token, "result": result})
+
+
+def release_cache(device: str) -> None:
+    """What torch's allocator keeps of freed memory beyond a GiB, back to the GPU: the judge shares
+    the GPU, and its float64 references of KernelBench's 6 GiB tensors did not fit beside a
+    solution process holding 31 GiB."""
+    if device != "cuda":
+        return
+    import torch
+
+    if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > CACHE_KEPT_BYTES:
+        torch.cuda.empty_cache()
 
 
 def configure_process(cpu_memory_mb: int, interpret: bool) -> None:
