@@ -56,3 +56,16 @@ def test_the_method_names_the_timer_the_sample_count_and_the_inputs():
     assert cupti.endswith("the same inputs every call")
     events = method({"timing": "events", "samples": 37, "input_sets": 8})
     assert events.startswith("CUDA events") and events.endswith("8 input sets in turn")
+
+
+def test_input_sets_that_read_apart_are_named_and_sets_that_agree_are_not():
+    from rung.judge.rungs.bench import sets_apart
+
+    case = {"case": {"m": 64}, "median_ms": 0.0405, "samples": 100}
+    apart = sets_apart({**case, "per_set_median_ms": [0.0393, 0.0470, 0.0401, 0.0468, 0.0396]})
+    assert apart.startswith("{'m': 64}: its 5 input sets read 39.3 to 47.0 us (19.0% apart)")
+    assert not sets_apart({**case, "per_set_median_ms": [0.0403, 0.0405, 0.0408]})  # 1.2%: agree
+    assert not sets_apart({**case, "samples": 8, "per_set_median_ms": [0.039, 0.047, 0.040]})  # too few calls
+    small = {"case": {}, "median_ms": 0.005, "samples": 100, "per_set_median_ms": [0.004, 0.006]}
+    assert not sets_apart(small)  # under 20 us a set's median is a launch's jitter
+    assert not sets_apart({**case, "per_set_median_ms": [0.0393]})  # the same inputs every call

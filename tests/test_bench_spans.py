@@ -54,3 +54,17 @@ def test_a_trace_without_call_ranges_or_kernels_is_an_error_not_a_figure():
     assert "error" in call_spans(_work("kernel", "k", 0, 10, launched_at=0))
     only_copy = [_call(0, 50), *_work("gpu_memcpy", "Memcpy DtoD", 0, 40, launched_at=1)]
     assert call_spans(only_copy) == {"error": "the calls launched no kernel"}
+
+
+def test_each_span_knows_its_call_so_each_input_set_has_its_median():
+    from rung.common.measure import per_set_medians
+
+    # Call 1 launched no kernel (a copy only): spans belong to calls 0, 2 and 3, not 0, 1 and 2.
+    events = [_call(0, 5), *_work("kernel", "k", 1, 10, launched_at=1)]
+    events += [_call(100, 5), *_work("gpu_memcpy", "Memcpy DtoD", 101, 10, launched_at=101)]
+    events += [_call(200, 5), *_work("kernel", "k", 201, 30, launched_at=201)]
+    events += [_call(300, 5), *_work("kernel", "k", 301, 12, launched_at=301)]
+    s = call_spans(events)
+    assert s["span_calls"] == [0, 2, 3] and s["spans_ms"] == [0.010, 0.030, 0.012]
+    # Two sets in turn: set 0 took calls 0 and 2, set 1 calls 1 and 3.
+    assert per_set_medians(s["spans_ms"], s["span_calls"], 2) == [0.020, 0.012]

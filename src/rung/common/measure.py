@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,12 +57,14 @@ def measure(
     flush: Flusher,
     trace: Path,
     after: Callable[[int], None] | None = None,
+    sets: int = 1,
 ) -> dict[str, Any]:
     """Events first (they decide when the figure is sure enough), then as many calls again (20 to
     100) under CUPTI: the headline figures are CUPTI's per-call device span (the first kernel,
     copy or memset to the end of the last), which leaves out the launch latency every event pair
     includes; the event figures stay under `events`. Where CUPTI gives nothing, the event figures
-    are the headline."""
+    are the headline. With `sets` input sets taken in turn (call i takes set i % sets), the
+    median span of each set too (`per_set_median_ms`)."""
     wall = Walls()
     events = timed(call, policy, flush, after)
     wall.lap("events")
@@ -74,8 +77,19 @@ def measure(
     public = {**_public(events), "wall_s": wall.laps}
     if "error" in cu:
         return {**public, "timing": "events", "cupti_error": cu["error"]}
-    spans = cu.pop("spans_ms")
-    return {**summary(spans), "timing": "cupti", **cu, "events": public}
+    spans, which = cu.pop("spans_ms"), cu.pop("span_calls")
+    figures = {**summary(spans), "timing": "cupti", **cu, "events": public}
+    if sets > 1:
+        figures["per_set_median_ms"] = per_set_medians(spans, which, sets)
+    return figures
+
+
+def per_set_medians(spans: list[float], calls: list[int], sets: int) -> list[float]:
+    """The median span of each input set's calls (call i took set i % sets), for the sets timed."""
+    by_set: dict[int, list[float]] = {}
+    for span, i in zip(spans, calls, strict=True):
+        by_set.setdefault(i % sets, []).append(span)
+    return [statistics.median(by_set[k]) for k in sorted(by_set)]
 
 
 def guarded(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -118,13 +132,14 @@ def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
     per_call = work_per_call(events)
     if per_call is None:
         return {"error": "the trace has no range for the call"}
-    spans, busy, names, copies = [], [], [], []
-    for inside in per_call:
+    spans, which, busy, names, copies = [], [], [], [], []
+    for i, inside in enumerate(per_call):
         kernels = [e["name"] for e in inside if e.get("cat") == "kernel"]
         if not kernels:
             continue
         span_us, busy_us = span_and_busy_us(inside)
         spans.append(span_us / 1e3)
+        which.append(i)
         busy.append(busy_us / 1e3)
         names.append(kernels)
         copies.append(len(inside) - len(kernels))
@@ -132,6 +147,7 @@ def call_spans(events: list[dict[str, Any]]) -> dict[str, Any]:
         return {"error": "the calls launched no kernel"}
     return {
         "spans_ms": spans,
+        "span_calls": which,  # the call each span is of: call i took input set i % sets
         "busy_ms": sorted(busy)[len(busy) // 2],
         "gap_ms": max(0.0, sorted(spans)[len(spans) // 2] - sorted(busy)[len(busy) // 2]),
         "kernels_per_call": len(names[0]),

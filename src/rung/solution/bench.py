@@ -73,7 +73,7 @@ def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, An
     flush = Flusher()
     threads_before = harness.harm().python_threads
     try:
-        figures = measure(call, policy, flush, Path(params["trace"]), after=snapshots.after)
+        figures = measure(call, policy, flush, Path(params["trace"]), after=snapshots.after, sets=len(sets))
         if figures["median_ms"] < float(params["graph_below_ms"]):
             figures["graph"] = guarded(lambda: graph_timed(call, figures["median_ms"], policy, flush))
     except BaseException as e:

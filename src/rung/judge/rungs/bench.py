@@ -46,6 +46,7 @@ from rung.stats import geomean, ratio
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
 SNAPSHOT_BYTES = 2**30  # output copies of timed calls per case: as many as fit in this, 2 to 4
+SETS_APART, SETS_MIN_CALLS, SETS_MIN_US = 0.02, 3, 20.0  # when input sets that read apart are named
 HOT_WARMUP_S = 0.03  # warm-up once the GPU is hot: every timing after the first case's solution
 
 
@@ -81,6 +82,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
     lines = [_line(r) for r in results] + [
         f"  method: {m}" for m in dict.fromkeys(r["method"] for r in results)
     ]
+    lines += [f"  {said}" for r in results if (said := sets_apart(r))]
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
     return RungResult(
         "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
@@ -293,6 +295,27 @@ def snapshots(specs: list[TensorSpec]) -> int:
     4 (each input set among them costs the judge a float64 reference: time to a verdict)."""
     size = sum(s.nbytes for s in specs)
     return max(2, min(4, SNAPSHOT_BYTES // max(size, 1)))
+
+
+def sets_apart(r: dict[str, Any]) -> str:
+    """Where a case's input sets read more than SETS_APART apart (each set's median span), that the
+    figure depends on where its inputs lie: one process's mix of addresses is not another's, so
+    the same kernel can read differently in the next check; '' where they agree or a set's
+    median rests on too few calls to say."""
+    per_set = r.get("per_set_median_ms") or []
+    enough = int(r.get("samples", 0)) >= SETS_MIN_CALLS * len(per_set)
+    if len(per_set) < 2 or not enough or r["median_ms"] * 1e3 < SETS_MIN_US:
+        return ""
+    low, high = min(per_set), max(per_set)
+    apart = (high - low) / r["median_ms"]
+    if apart <= SETS_APART:
+        return ""
+    return (
+        f"{r['case']}: its {len(per_set)} input sets read {low * 1e3:.1f} to {high * 1e3:.1f} us "
+        f"({apart * 100:.1f}% apart): the figure depends on where the inputs lie in memory, and a "
+        "check in another process, with other addresses, can read otherwise; the median over all "
+        "calls is the figure"
+    )
 
 
 def method(r: dict[str, Any]) -> str:
