@@ -82,3 +82,29 @@ def test_a_launch_from_another_thread_is_outside_every_call():
     events = [*_call(0, 29, 1), _launch(9, 3, tid=2), _kernel(9, "sneaky", 12, 5)]
     found = left_running(events)
     assert found["outside_launches"] == 1 and found["outside_names"] == ["sneaky"]
+
+
+def test_a_thread_left_running_is_named_by_where_it_began():
+    import threading
+
+    from rung.solution.harness import running_threads
+
+    stop = threading.Event()
+
+    def lingering_worker() -> None:
+        stop.wait(30)
+
+    before = running_threads({threading.main_thread().ident or 0})
+    t = threading.Thread(target=lingering_worker, name="left-behind", daemon=True)
+    t.start()
+    try:
+        new = [
+            said
+            for ident, said in running_threads({threading.main_thread().ident or 0}).items()
+            if ident not in before
+        ]
+        assert len(new) == 1 and new[0].startswith("left-behind (in test_timed_checks.py:")
+        assert new[0].endswith(" lingering_worker)")
+    finally:
+        stop.set()
+        t.join()

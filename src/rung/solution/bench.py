@@ -71,7 +71,7 @@ def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, An
 
     policy = Policy(**params["policy"])
     flush = Flusher()
-    threads_before = harness.harm().python_threads
+    threads_before = harness.threads()
     try:
         figures = measure(call, policy, flush, Path(params["trace"]), after=snapshots.after, sets=len(sets))
         if figures["median_ms"] < float(params["graph_below_ms"]):
@@ -83,7 +83,8 @@ def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, An
     torch.cuda.synchronize()
     figures["snapshots"] = sorted(snapshots.taken.values(), key=lambda s: s["slot"])
     figures["timed_calls"] = snapshots.seen
-    figures["new_threads"] = harness.harm().python_threads - threads_before
+    new = [said for ident, said in harness.threads().items() if ident not in threads_before]
+    figures["new_threads"], figures["new_thread_names"] = len(new), new[:5]
     figures["profiler_warmup"] = waited
     figures["l2_flush_bytes"] = flush.buffer.numel() * 4
     return figures

@@ -176,8 +176,10 @@ class Harness:
 
     def harm(self) -> Harm:
         patched = [name for name, get in WATCHED.items() if get() is not self.watched[name]]
-        mine = self.own_threads | {threading.main_thread().ident or 0}
-        return Harm(patched, sum(1 for ident in sys._current_frames() if ident not in mine))
+        return Harm(patched, len(self.threads()))
+
+    def threads(self) -> dict[int, str]:
+        return running_threads(self.own_threads | {threading.main_thread().ident or 0})
 
     def where(self, e: BaseException) -> str:
         """'ExcType: message (at file.py:LINE in fn)', naming the deepest frame in the solution."""
@@ -188,6 +190,21 @@ class Harness:
         first = text[0] if text else ""
         loc = f" (at {Path(user[-1].filename).name}:{user[-1].lineno} in {user[-1].name})" if user else ""
         return f"{type(e).__name__}: {first}{loc}"
+
+
+def running_threads(mine: set[int]) -> dict[int, str]:
+    """The threads running Python code but those in `mine`, each by its name and where it runs:
+    the frame its thread began in (its target: a solution's function, or a library's worker
+    loop), so a thread left running is named for what it is."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    found = {}
+    for ident, frame in sys._current_frames().items():
+        if ident in mine:
+            continue
+        stack = traceback.extract_stack(frame)
+        began = next((f for f in stack if Path(f.filename).name != "threading.py"), stack[-1])
+        found[ident] = f"{names.get(ident, '?')} (in {Path(began.filename).name}:{began.lineno} {began.name})"
+    return found
 
 
 def entry_point(module: Any, name: str, fmt: str, init_inputs: list[Any]) -> Any:

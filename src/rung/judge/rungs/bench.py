@@ -220,7 +220,10 @@ def _check_timed(
     if harm.get("patched"):
         raise Failed(f"{where}: timing functions replaced while timed: {', '.join(harm['patched'])}")
     if int(sol.get("new_threads", 0)) > 0:
-        raise Failed(f"{where}: {sol['new_threads']} thread(s) left running after the timed calls")
+        raise Failed(
+            f"{where}: {sol['new_threads']} thread(s) left running after the timed calls: "
+            + ", ".join(sol.get("new_thread_names", []))
+        )
     if int(sol.get("outside_launches", 0)) > 0:
         raise Failed(
             f"{where}: device work launched outside any timed call "
