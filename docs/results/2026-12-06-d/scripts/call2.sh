@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 2 (carry .wb .problem-sets; the machine of call 1, still warm): the CuTe DSL and TileLang
+# Call 2 as it ran with .problem-sets only (carry .wb too to unpack; the machine of call 1): the CuTe DSL and TileLang
 # packages unpacked for call 3 (the first half is in /tmp/wheels since call 1); then one kernel, one
 # number (bench/spread.py: five fresh `rung check`s per entry and input style); then what is left
 # of KernelBench's sample (ONLY=level/number,...; none if empty). About 540 s.
