@@ -53,6 +53,12 @@ def solution_start(
         TORCH_EXTENSIONS_DIR=str(builds / "torch_extensions"),
         # TileLang builds each kernel on its first call (nvcc) and keeps it here for the next check.
         TILELANG_CACHE_DIR=str(builds / "tilelang_cache"),
+        # torch.compile builds its kernels in this process, one after another: with a pool of
+        # compile workers (one per core by default), inductor starts a timer thread when a
+        # compile begins and lets it end a minute after the last, so a solution that compiles a
+        # new size while bench times it showed a thread bench could not tell from one a solution
+        # leaves running (GPU MODE's sort example FAILED at bench in two of three checks).
+        TORCHINDUCTOR_COMPILE_THREADS="1",
         PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
     )
     for folder in (lib, scratch / "tmp", scratch / "home"):
