@@ -212,3 +212,29 @@ def test_kernelbench_init_inputs_may_be_shapes(tmp_path):
         src.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [(4, 8)]")
     )
     assert KernelBenchProblem(path).solution_side(tmp_path / "lib").init_inputs == [(4, 8)]
+
+
+def test_kernelbench_inputs_are_drawn_on_their_device_or_on_the_cpu_again(tmp_path):
+    """get_inputs() draws under the device it is asked for; one that fails there (it needs host
+    tensors) is drawn again on the CPU from the same seed; on the meta device, no second try."""
+    import torch
+
+    from rung.judge.formats.kernelbench import KernelBenchProblem
+
+    src = (FIXTURES / "kernelbench" / "relu.py").read_text()
+    picky = tmp_path / "picky.py"
+    picky.write_text(
+        src
+        + "\n\nDRAWS = []\n\n\ndef get_inputs():\n"
+        + "    DRAWS.append(torch.get_default_device().type)\n"
+        + "    if len(DRAWS) == 1:\n        raise RuntimeError('wants host tensors')\n"
+        + "    return [torch.randn(4, 8)]\n"
+    )
+    problem = KernelBenchProblem(picky)
+    (x,) = problem.inputs({}, 7, "cpu")
+    torch.manual_seed(7)
+    assert torch.equal(x, torch.randn(4, 8)) and problem.module.DRAWS == ["cpu", "cpu"]
+    with pytest.raises(RuntimeError, match="wants host tensors"):
+        problem.module.DRAWS.clear()
+        problem.inputs({}, 7, "meta")
+    assert problem.module.DRAWS == ["meta"]

@@ -6,7 +6,9 @@ by rung.problem_data, as `rung problem` reads them), used for the tests and the 
 Both models are built from get_init_inputs() after the same `torch.manual_seed`, so their
 weights match, and moved to the device; the reference is Model's forward (in float64 on a
 float64 copy of the model for the precise comparison). Inputs come from get_inputs() after
-`torch.manual_seed(seed)`, so every trial draws fresh ones. No cost model: the roofline's is
+`torch.manual_seed(seed)`, so every trial draws fresh ones, made on the device that uses them
+(`inputs`: not KernelBench's values, which it draws on the CPU, but from the same distributions).
+No cost model: the roofline's is
 estimated from the reference (estimate.py).
 
 The verdict on values is KernelBench's own, as its eval (`src/kernelbench/eval.py`) gives it:
@@ -72,8 +74,19 @@ class KernelBenchProblem(LoadedProblem):
         return model.to(device) if hasattr(model, "to") else model
 
     def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:
+        """get_inputs() after `torch.manual_seed(seed)`, drawn where they will be used: its
+        torch.rand and the like make their tensors on `device` (on the CPU, KernelBench's 6 GiB
+        Sigmoid input took seconds to draw, and the guard draws several). A get_inputs that needs
+        host tensors (numpy, Python lists) is drawn on the CPU again, with the same seed, and
+        moved; on the meta device there is no such fallback (shapes only)."""
         torch.manual_seed(seed)
-        with _on_meta(device):
+        try:
+            with torch.device(device):
+                drawn = self.module.get_inputs()
+        except Exception:
+            if device == "meta":
+                raise
+            torch.manual_seed(seed)
             drawn = self.module.get_inputs()
         return tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in drawn)
 
