@@ -176,10 +176,13 @@ class Harness:
 
     def harm(self) -> Harm:
         patched = [name for name, get in WATCHED.items() if get() is not self.watched[name]]
-        return Harm(patched, len(self.threads()))
+        return Harm(patched, sum(1 for ident in sys._current_frames() if ident not in self._mine()))
 
     def threads(self) -> dict[int, str]:
-        return running_threads(self.own_threads | {threading.main_thread().ident or 0})
+        return running_threads(self._mine())
+
+    def _mine(self) -> set[int]:
+        return self.own_threads | {threading.main_thread().ident or 0}
 
     def where(self, e: BaseException) -> str:
         """'ExcType: message (at file.py:LINE in fn)', naming the deepest frame in the solution."""
@@ -201,9 +204,10 @@ def running_threads(mine: set[int]) -> dict[int, str]:
     for ident, frame in sys._current_frames().items():
         if ident in mine:
             continue
-        stack = traceback.extract_stack(frame)
-        began = next((f for f in stack if Path(f.filename).name != "threading.py"), stack[-1])
-        found[ident] = f"{names.get(ident, '?')} (in {Path(began.filename).name}:{began.lineno} {began.name})"
+        stack = [f for f, _ in traceback.walk_stack(frame)][::-1]  # outermost first; no source read
+        began = next((f for f in stack if Path(f.f_code.co_filename).name != "threading.py"), stack[-1])
+        where = f"{Path(began.f_code.co_filename).name}:{began.f_lineno} {began.f_code.co_name}"
+        found[ident] = f"{names.get(ident, '?')} (in {where})"
     return found
 
 
