@@ -104,6 +104,7 @@ def case_figures(c: dict[str, Any]) -> dict[str, Any]:
         "gap_us": c["gap_ms"] * 1e3 if "gap_ms" in c else None,
         "graph_us": graph["median_ms"] * 1e3 if "median_ms" in graph else None,
         "method": c.get("method", c.get("timing", "")),
+        "per_set_us": [m * 1e3 for m in c.get("per_set_median_ms", [])],  # each input set's median
     }
 
 
