@@ -37,8 +37,9 @@ def solution_start(
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
     env = confine.allowed_environment(os.environ)
     # Whether Triton interprets is rung's choice (`configure_process`: on a machine without CUDA,
-    # never in a process that builds): a TRITON_INTERPRET=1 left in the user's shell made the
-    # builder hand the compiler interpreted functions, and every Triton compile failed.
+    # never in a process that builds): with a TRITON_INTERPRET=1 from the user's shell, the
+    # process that builds would hand Triton's compiler interpreted functions, and every compile
+    # would fail.
     env.pop("TRITON_INTERPRET", None)
     caches = _caches(env)
     builds = build_cache.for_run(run_dir)
@@ -55,9 +56,8 @@ def solution_start(
         TILELANG_CACHE_DIR=str(builds / "tilelang_cache"),
         # torch.compile builds its kernels in this process, one after another: with a pool of
         # compile workers (one per core by default), inductor starts a timer thread when a
-        # compile begins and lets it end a minute after the last, so a solution that compiles a
-        # new size while bench times it showed a thread bench could not tell from one a solution
-        # leaves running (GPU MODE's sort example FAILED at bench in two of three checks).
+        # compile begins and ends it a minute after the last, so a size compiled while bench
+        # times the solution shows a thread bench cannot tell from one the solution left running.
         TORCHINDUCTOR_COMPILE_THREADS="1",
         PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
     )

@@ -99,8 +99,7 @@ def main(argv: list[str]) -> int:
 
 def release_cache(device: str) -> None:
     """What torch's allocator keeps of freed memory beyond a GiB, back to the GPU: the judge shares
-    the GPU, and its float64 references of KernelBench's 6 GiB tensors did not fit beside a
-    solution process holding 31 GiB."""
+    the GPU and needs room for its float64 references (of 6 GiB tensors, in KernelBench)."""
     if device != "cuda":
         return
     import torch
