@@ -46,9 +46,9 @@ from rung.common.poison import poisoned_mask
 from rung.judge.tolerance import Tolerance
 
 FIRST_MISMATCHES = 5
-# Elements compared at once. Whole, a comparison's float64 work buffers (the output, its error,
-# the reference's finite values, the bound) came to several times the output: KernelBench's
-# 6 GiB Sigmoid output needed over 12 GiB more than an 80 GB GPU had left beside its inputs.
+# Elements compared at once. Compared whole, an output's float64 work buffers (the output, its
+# error, the reference's finite values, the bound) come to several times its size: for a 6 GiB
+# output (KernelBench's Sigmoid), more than an 80 GB GPU has left beside the inputs.
 CHUNK_ELEMENTS = 2**25
 
 
