@@ -97,21 +97,20 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool 
     and the norm-wise error); the error figures and the first mismatches come only on a failure.
     The timed calls' checks use it: a full set of figures per output is most of their cost."""
     n = got.numel()
-    counted, err_sq, ref_sq = [], [], []
-    for _, g, r in _chunks(got, ref):
-        e = _elements(g, r, tol)
-        counted.append(e.bad.sum())
-        err_sq.append(_norm(e.err) ** 2)
-        ref_sq.append(_norm(e.ref_finite) ** 2)
-    # one host sync for what decides the verdict
-    mism, err_norm, ref_norm = _host(_total(counted), _total(err_sq).sqrt(), _total(ref_sq).sqrt())
+    # one pass over the elements where the figures are wanted anyway, else the verdict's alone
+    full = _figures(got, ref, tol) if figures and n else None
+    mism, err_norm, ref_norm = full[0] if full else _verdict(got, ref, tol)
     m: dict[str, Any] = {"elements": n, "mismatches": int(mism)}
     m["norm_rel_err"] = _ratio(err_norm, ref_norm)
     decided_by_count = not (tol.min_psnr_db or tol.min_cosine)
     if not figures and not mism and decided_by_count and not _norm_fails(tol, ref_norm, m["norm_rel_err"]):
         return Comparison(True, f"{n} elements within {tol.describe()}", m)
     if n:
-        m.update(_figures(got, ref, tol, first=FIRST_MISMATCHES if mism else 0))
+        found = (full or _figures(got, ref, tol))[1]
+        first = found.pop("first_mismatches")
+        m.update(found)
+        if mism:
+            m["first_mismatches"] = first
     problems = []
     if mism:
         problems.append(_mismatch_message(m, tol))
@@ -131,11 +130,26 @@ def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, figures: bool 
     return Comparison(True, f"{n} elements within {tol.describe()}", m)
 
 
-def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -> dict[str, Any]:
-    """The counts and the error figures over the whole output (module docstring), chunk by chunk
-    in one sync, and the `first` mismatches with their indices in the output."""
+def _verdict(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> tuple[float, float, float]:
+    """What decides the verdict, chunk by chunk in one sync: the mismatch count, ||err||, ||ref||."""
+    counted, err_sq, ref_sq = [], [], []
+    for _, g, r in _chunks(got, ref):
+        e = _elements(g, r, tol)
+        counted.append(e.bad.sum())
+        err_sq.append(_norm(e.err) ** 2)
+        ref_sq.append(_norm(e.ref_finite) ** 2)
+    mism, err_norm, ref_norm = _host(_total(counted), _total(err_sq).sqrt(), _total(ref_sq).sqrt())
+    return mism, err_norm, ref_norm
+
+
+def _figures(
+    got: torch.Tensor, ref: torch.Tensor, tol: Tolerance
+) -> tuple[tuple[float, float, float], dict[str, Any]]:
+    """What `_verdict` gives, and the counts and the error figures over the whole output (module
+    docstring) with the first FIRST_MISMATCHES mismatches and their indices in the output: one
+    pass, chunk by chunk, in one sync."""
     floor = max(tol.atol, 1e-12)  # relative error of a near-zero reference is measured against atol
-    sums: list[list[torch.Tensor]] = [[] for _ in range(10)]
+    sums: list[list[torch.Tensor]] = [[] for _ in range(11)]
     maxes: list[list[torch.Tensor]] = [[] for _ in range(3)]
     found: list[dict[str, Any]] = []
     for start, g, r in _chunks(got, ref):
@@ -156,6 +170,7 @@ def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -
                 (got_finite * e.ref_finite).sum(),  # nonzero only where both hold a number
                 _norm(got_finite) ** 2,
                 _norm(e.ref_finite) ** 2,
+                _norm(e.err) ** 2,  # as `_verdict` sums it, so both give the same norm-wise error
             ),
             strict=True,
         ):
@@ -164,8 +179,8 @@ def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -
             maxes, (e.err.max(), (e.err / ref_abs.clamp_min(floor)).max(), ref_abs.max()), strict=True
         ):
             acc.append(part)
-        if len(found) < first:
-            found += _first_mismatches(e, start, got.shape, first - len(found))
+        if len(found) < FIRST_MISMATCHES:
+            found += _first_mismatches(e, start, got.shape, FIRST_MISMATCHES - len(found))
     (
         unwritten,
         n_missing,
@@ -177,6 +192,7 @@ def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -
         dot,
         gn_sq,
         rn_sq,
+        err_sq,
         max_abs,
         max_rel,
         peak,
@@ -197,10 +213,9 @@ def _figures(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, first: int) -
         "rmse": math.sqrt(mse),
         "psnr_db": _psnr_db(peak, mse),
         "cosine": dot / (gn * rn) if gn and rn else float(gn == rn),
+        "first_mismatches": found,
     }
-    if first:
-        figures["first_mismatches"] = found
-    return figures
+    return (bad, math.sqrt(err_sq), rn), figures
 
 
 def _psnr_db(peak: float, mse: float) -> float:
