@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parity_runner import RUNG_DEFAULTS, rung_env
+
 ROOT = Path(__file__).resolve().parents[1]
 PMPP = ROOT / ".problem-sets" / "gpumode" / "pmpp_v2"
-DEFAULTS = {"RUNG_BASELINE": "none", "RUNG_SKIP": "profile", "RUNG_TRIALS": "1"}
+DEFAULTS = {**RUNG_DEFAULTS, "RUNG_TRIALS": "1"}
 STYLES = {"in turn": {}, "same inputs": {"RUNG_BENCH_SETS": "1"}}
 LONG_US, SHORT_US, TARGET = 20.0, 10.0, 0.02
 
@@ -70,9 +72,7 @@ def entries() -> list[Entry]:
 
 def check(entry: Entry, style: str, workspace: Path, cache: Path) -> dict[str, Any]:
     """One `rung check` of the entry in a fresh process: per bench case, the figures compared."""
-    env = {**DEFAULTS, **os.environ, **STYLES[style]}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH", "")) if p)
-    env["RUNG_WORKSPACE"], env["RUNG_CACHE_DIR"] = str(workspace), str(cache)
+    env = {**DEFAULTS, **rung_env(workspace, cache), **STYLES[style]}
     began = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "rung", "check", str(entry.problem), str(entry.solution), "--json"],
