@@ -9,7 +9,9 @@ later run with --resume skips the rows already there.
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +103,22 @@ class Table:
         rows = json.loads(path.read_text())["rows"] if path.is_file() else []
         return cls(title, theirs_name, settings, rows)
 
+    @classmethod
+    def merge(cls, parts: list[Path]) -> Table:
+        """One table of the runs written to `parts` (problems judged in parallel streams, each to a
+        folder of its own): their rows in problem order, complete when every part is."""
+        docs = [json.loads((part / "parity.json").read_text()) for part in parts]
+        if len({(d["title"], d["theirs"], json.dumps(d["settings"], sort_keys=True)) for d in docs}) > 1:
+            raise ValueError("the parts were written by different suites or under different settings")
+        rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: _problem_order(r["problem"]))
+        first = docs[0]
+        return cls(first["title"], first["theirs"], first["settings"], rows, all(d["complete"] for d in docs))
+
+
+def _problem_order(problem: str) -> tuple[Any, ...]:
+    """level1/11_x after level1/1_y and before level1/21_z: numbers compared as numbers."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", problem))
+
 
 def markdown(doc: dict[str, Any]) -> str:
     """The table as Markdown: settings, a count, the verdict table, then time to verdict."""
@@ -177,3 +195,16 @@ def _ratio(theirs: float | None, rung: float | None, target: float) -> str:
         return ""
     ratio = theirs / rung
     return f"{ratio:.2f}x {'met' if ratio >= target else 'not met'}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="Merge parity tables written by parallel runs into one.")
+    ap.add_argument("out", type=Path, help="folder for the merged parity.json and parity.md")
+    ap.add_argument("parts", type=Path, nargs="+", help="folders each holding a parity.json")
+    args = ap.parse_args()
+    Table.merge(args.parts).write(args.out)
+    print((args.out / "parity.md").read_text())
+
+
+if __name__ == "__main__":
+    main()

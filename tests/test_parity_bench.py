@@ -249,3 +249,47 @@ def test_several_solutions_in_one_check_keep_their_own_verdicts(tmp_path):
     assert [s["verdict"] for s in said] == ["FAIL", "PASS"]
     assert said[0]["reason"].startswith(("run:", "correct:"))
     assert {s["batch"] for s in said} == {2} and said[0]["seconds"] == said[1]["seconds"] > 0
+
+
+def _part(folder: Path, problems: list[str], complete: bool, settings: dict[str, str] | None = None) -> Path:
+    table = Table("t", "KernelBench", settings or {"RUNG_BASELINE": "none"})
+    for problem in problems:
+        for solution in ("same.py", "scaled.py"):
+            table.add(Row(problem, solution, "generated", "PASS", {"verdict": "PASS"}, {"verdict": "PASS"}))
+    table.complete = complete
+    table.write(folder)
+    return folder
+
+
+def test_merge_joins_parallel_runs_in_problem_order(tmp_path):
+    a = _part(tmp_path / "a", ["level1/21_Sigmoid", "level2/1_Conv"], complete=True)
+    b = _part(tmp_path / "b", ["level1/1_Matmul", "level1/11_4D"], complete=False)
+    merged = Table.merge([a, b])
+    assert [(r["problem"], r["solution"]) for r in merged.rows] == [
+        (p, s)
+        for p in ("level1/1_Matmul", "level1/11_4D", "level1/21_Sigmoid", "level2/1_Conv")
+        for s in ("same.py", "scaled.py")
+    ]
+    assert not merged.complete  # one part stopped early
+    assert Table.merge([a]).complete
+
+
+def test_merge_refuses_parts_judged_under_other_settings(tmp_path):
+    a = _part(tmp_path / "a", ["level1/1_Matmul"], complete=True)
+    b = _part(tmp_path / "b", ["level1/11_4D"], complete=True, settings={"RUNG_BASELINE": "compile"})
+    with pytest.raises(ValueError, match="different"):
+        Table.merge([a, b])
+
+
+def test_merge_command_writes_the_joined_table(tmp_path):
+    a = _part(tmp_path / "a", ["level1/21_Sigmoid"], complete=True)
+    b = _part(tmp_path / "b", ["level1/1_Matmul"], complete=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "parity_table.py"), str(tmp_path / "all"), str(a), str(b)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "4 solutions: agree: 4" in done.stdout
+    rows = json.loads((tmp_path / "all" / "parity.json").read_text())["rows"]
+    assert [r["problem"] for r in rows] == ["level1/1_Matmul"] * 2 + ["level1/21_Sigmoid"] * 2
