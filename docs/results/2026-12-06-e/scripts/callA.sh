@@ -11,8 +11,8 @@ OUT=${OUT:-/tmp/out}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv > "$OUT/gpu.txt"
 cat "$OUT/gpu.txt"
 stream() {
-  PYTHONPATH=$PWD/src:$PWD/bench timeout 530 python3 bench/parity_kernelbench.py --batch --only "$2" \
-    --max-seconds 480 --resume --out "/tmp/kb$1" > "$OUT/kb$1.log" 2>&1
+  PYTHONPATH=$PWD/src:$PWD/bench timeout 470 python3 bench/parity_kernelbench.py --batch --only "$2" \
+    --max-seconds 420 --resume --out "/tmp/kb$1" > "$OUT/kb$1.log" 2>&1
   mkdir -p "$OUT/kb$1" && cp /tmp/kb$1/parity.* "$OUT/kb$1/"
 }
 stream 1 level1/21,level1/31,level1/1,level2/81 &
