@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -76,6 +77,7 @@ OWN_SETTINGS = {
 }
 OWN_TIMEOUT_S = 900.0
 RESULT_MARK = "PARITY-RESULT "
+KEPT_EVALS = "kernelbench_evals.json"
 
 
 def sample(root: Path, only: set[str]) -> list[tuple[str, Path]]:
@@ -204,6 +206,23 @@ def kernelbench_eval(problem: Path, solution: Path, work: Path, budget: Budget) 
     return {**said, "seconds": round(done.seconds, 3)}
 
 
+def kept_eval(problem: Path, solution: Path, out: Path, work: Path, budget: Budget) -> dict[str, Any]:
+    """KernelBench's evaluation of `solution`, kept in `out` as soon as it finishes: a run cut
+    short inside a problem loses rung's half, never KernelBench's (on level 1 21's 6 GiB tensors,
+    its five evaluations alone take minutes), and --resume takes it from there. Keyed by both
+    files' bytes, so an edit re-evaluates."""
+    path = out / KEPT_EVALS
+    kept = json.loads(path.read_text()) if path.is_file() else {}
+    key = hashlib.sha256(problem.read_bytes() + b"\0" + solution.read_bytes()).hexdigest()
+    if key in kept:
+        return kept[key]
+    said = kernelbench_eval(problem, solution, work, budget)
+    if said["verdict"] in ("PASS", "FAIL"):  # an ERROR (a crash, a timeout) is tried again
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**kept, key: said}, indent=1))
+    return said
+
+
 def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Budget, batch: bool) -> None:
     """Every solution of one problem by both checkers. same.py is checked cold; without `batch`,
     each other solution in a `rung check` of its own and a later version of same.py warm and in the
@@ -216,7 +235,7 @@ def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Bud
         workspace.mkdir()
         generated = out / "solutions" / name.replace("/", "_")
         todo = [s for s in solutions(problem, generated) if f"{name}/{s[0]}" not in done]
-        theirs = {s[0]: kernelbench_eval(problem, s[2], Path(tmp) / "own" / s[0], budget) for s in todo}
+        theirs = {s[0]: kept_eval(problem, s[2], out, Path(tmp) / "own" / s[0], budget) for s in todo}
         first, rest = [s for s in todo if s[0] == "same.py"], [s for s in todo if s[0] != "same.py"]
         groups = [first, rest] if batch else [[s] for s in first + rest]
         for group in (g for g in groups if g):
@@ -261,6 +280,8 @@ def main() -> int:
         if args.resume
         else Table(title, "KernelBench", settings)
     )
+    if not args.resume:
+        (args.out / KEPT_EVALS).unlink(missing_ok=True)
     budget = Budget(args.max_seconds)
     try:
         for name, problem in sample(KERNELBENCH, {s for s in args.only.split(",") if s}):

@@ -293,3 +293,55 @@ def test_merge_command_writes_the_joined_table(tmp_path):
     assert "4 solutions: agree: 4" in done.stdout
     rows = json.loads((tmp_path / "all" / "parity.json").read_text())["rows"]
     assert [r["problem"] for r in rows] == ["level1/1_Matmul"] * 2 + ["level1/21_Sigmoid"] * 2
+
+
+KB_LIKE = """import torch
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.sigmoid(x)
+
+def get_inputs():
+    return [torch.rand(4)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_kernelbench_evaluations_survive_a_run_cut_short(tmp_path, monkeypatch):
+    """A budget spent in rung's half of a problem keeps KernelBench's evaluations for --resume;
+    an evaluation that ERRORed is tried again."""
+    problem = tmp_path / "21_Sigmoid.py"
+    problem.write_text(KB_LIKE)
+    evaluated: list[str] = []
+
+    def own_eval(problem: Path, solution: Path, work: Path, budget: Budget) -> dict[str, object]:
+        evaluated.append(solution.name)
+        return {"verdict": "ERROR" if solution.name == "zeroed.py" else "FAIL", "seconds": 1.0}
+
+    def spent(*args: object) -> list[dict[str, object]]:
+        raise BudgetSpent
+
+    monkeypatch.setattr(parity_kernelbench, "kernelbench_eval", own_eval)
+    monkeypatch.setattr(parity_kernelbench, "rung_checks", spent)
+    out, table = tmp_path / "out", Table("t", "KernelBench", {})
+    with pytest.raises(BudgetSpent):
+        parity_kernelbench.judge_problem("level1/21_Sigmoid", problem, out, table, Budget(600), batch=True)
+    assert sorted(evaluated) == ["input.py", "same.py", "scaled.py", "scope.py", "zeroed.py"]
+    kept = json.loads((out / parity_kernelbench.KEPT_EVALS).read_text())
+    assert len(kept) == 4  # zeroed.py's ERROR is not kept
+
+    said = {"verdict": "FAIL", "said": "FAIL at correct", "seconds": 1.0}
+    monkeypatch.setattr(parity_kernelbench, "rung_checks", lambda problem, paths, *rest: [said] * len(paths))
+    evaluated.clear()
+    parity_kernelbench.judge_problem("level1/21_Sigmoid", problem, out, table, Budget(600), batch=True)
+    assert evaluated == ["zeroed.py"]
+    assert len(table.rows) == 5 and {r["theirs"]["verdict"] for r in table.rows} == {"FAIL", "ERROR"}
+
+    problem.write_text(KB_LIKE + "\n# edited\n")  # other bytes: evaluated afresh
+    evaluated.clear()
+    parity_kernelbench.judge_problem(
+        "level1/21_Sigmoid", problem, out, Table("t", "KernelBench", {}), Budget(600), batch=True
+    )
+    assert len(evaluated) == 5
