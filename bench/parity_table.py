@@ -106,11 +106,13 @@ class Table:
     @classmethod
     def merge(cls, parts: list[Path]) -> Table:
         """One table of the runs written to `parts` (problems judged in parallel streams, each to a
-        folder of its own): their rows in problem order, complete when every part is."""
+        folder of its own, perhaps each resumed from the same earlier table): one row per solution,
+        a later part's over an earlier's, in problem order; complete when every part is."""
         docs = [json.loads((part / "parity.json").read_text()) for part in parts]
         if len({(d["title"], d["theirs"], json.dumps(d["settings"], sort_keys=True)) for d in docs}) > 1:
             raise ValueError("the parts were written by different suites or under different settings")
-        rows = sorted((r for d in docs for r in d["rows"]), key=lambda r: _problem_order(r["problem"]))
+        keyed = {f"{r['problem']}/{r['solution']}": r for d in docs for r in d["rows"]}
+        rows = sorted(keyed.values(), key=lambda r: _problem_order(r["problem"]))
         first = docs[0]
         return cls(first["title"], first["theirs"], first["settings"], rows, all(d["complete"] for d in docs))
 

@@ -271,6 +271,14 @@ def test_merge_joins_parallel_runs_in_problem_order(tmp_path):
         for s in ("same.py", "scaled.py")
     ]
     assert not merged.complete  # one part stopped early
+    again = _part(tmp_path / "c", ["level1/11_4D"], complete=True)  # b's rows, judged again
+    doc = json.loads((again / "parity.json").read_text())
+    for row in doc["rows"]:
+        row["theirs"]["verdict"] = "FAIL"
+    (again / "parity.json").write_text(json.dumps(doc))
+    joined = Table.merge([a, b, again]).rows
+    assert len(joined) == 8  # one row per solution, the later part's
+    assert [r["theirs"]["verdict"] for r in joined if r["problem"] == "level1/11_4D"] == ["FAIL", "FAIL"]
     assert Table.merge([a]).complete
 
 
