@@ -8,8 +8,9 @@
 #   gpumode   rung's verdicts and medians against GPU MODE's own evaluation (bench/gpumode_agreement.py)
 #   fidelity  rung's timing against ncu, do_bench and the plain protocol (bench/fidelity.py)
 #   tune      the tune agent from the naive softmax and vector add, against the tuned versions
-#   backends  every CUDA C++, CuTe DSL and TileLang example, right and wrong, through the whole
-#             ladder; then the same sources built again (compile and dump only): the build cache
+#   backends  every CUDA C++, CuTe DSL and TileLang example, right and wrong, each through the
+#             whole ladder in a check of its own (the cap is per check); then the same sources
+#             built again (compile and dump only): the build cache
 #   agents    the optimize loop judged by numbers (bench/agent_eval.py), no key: recorded
 #             tool-using conversations (replay) and Optuna (tune) from each naive version
 #   overhead  what dump and trace add to a check of each tuned example (bench/ladder_overhead.py)
@@ -96,8 +97,10 @@ for stage in $stages; do
         p=problems/$name/
         files=$(ls "$p"solutions/correct/{cuda,cute,tilelang}*.py "$p"solutions/wrong/{cuda,cute,tilelang}_*.py 2>/dev/null)
         [ -n "$files" ] || continue
-        # shellcheck disable=SC2086
-        capped python3 -m rung check "$p" $files --json > "$OUT/check_${name}_backends.json"
+        # A check of its own per solution: the cap cuts one solution's verdict, not the example's.
+        for f in $files; do
+          capped python3 -m rung check "$p" "$f" --json > "$OUT/check_${name}_$(basename "$f" .py)_backends.json"
+        done
         # shellcheck disable=SC2086
         RUNG_SKIP=run,guard,correct,scale,bench,roofline,trace,profile capped python3 -m rung check "$p" $files \
           --json > "$OUT/cached_${name}_backends.json"
