@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Not run yet: the next session's first call (carry .wa .wcore .problem-sets). rung's runtime
+# wheels; the first half of the CuTe DSL / TileLang packages left in /tmp/wheels for next_B.sh;
+# then the KernelBench problems of the sample still to judge, in three streams at once, each
+# resumed from the 2026-12-06-e table (its rows are skipped), joined into one table at the end.
+# Everything comes back in kb.tar.gz (the device tool returns 8 files at most).
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .wcore/*.whl
+mkdir -p /tmp/wheels && cp .wa/* /tmp/wheels/
+OUT=${OUT:-/tmp/out}
+SEED=docs/results/2026-12-06-e/kb_streams12/parity.json
+KB_S=${KB_S:-480}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv | tee "$OUT/gpu.txt"
+stream() {
+  mkdir -p "/tmp/kb$1" && { [ -f "/tmp/kb$1/parity.json" ] || cp "$SEED" "/tmp/kb$1/"; }
+  PYTHONPATH=$PWD/src:$PWD/bench timeout "$KB_S" python3 bench/parity_kernelbench.py --batch --only "$2" \
+    --max-seconds "$((KB_S - 50))" --resume --out "/tmp/kb$1" > "/tmp/kb$1.log" 2>&1
+}
+stream 1 level1/21,level1/31 &
+stream 2 level1/61,level1/71,level2/1 &
+stream 3 level2/21,level2/41,level2/61,level2/81 &
+wait
+python3 bench/parity_table.py /tmp/kb /tmp/kb1 /tmp/kb2 /tmp/kb3 > /dev/null
+grep -hE "^level|stopped" /tmp/kb?.log
+head -6 /tmp/kb/parity.md
+tar czf "$OUT/kb.tar.gz" -C /tmp kb kb1 kb2 kb3 kb1.log kb2.log kb3.log
