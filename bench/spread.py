@@ -108,6 +108,19 @@ def case_figures(c: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def said(run: dict[str, Any]) -> str:
+    """One run in a line for the log, its figures included, so the log alone keeps them where the
+    JSON is lost: verdict, then per case its median and its input sets' range."""
+    words = [run.get("verdict", run.get("error", "no verdict"))]
+    for c in run.get("cases", []):
+        sets = c.get("per_set_us", [])
+        ranged = f" (sets {min(sets):.1f}-{max(sets):.1f})" if len(sets) > 1 else ""
+        words.append(f"{c['case']} {c['median_us']:.1f} us{ranged}")
+    if "reason" in run:
+        words.append(run["reason"][:200])
+    return "; ".join(words)
+
+
 def spread(values: list[float]) -> float:
     return (max(values) - min(values)) / statistics.median(values)
 
@@ -238,10 +251,7 @@ def main() -> int:
                         return 0
                     e.runs.append(check(e, style, workspace, cache))
                     write(args.out, chosen, args.runs)
-                    print(
-                        f"{e.name} ({style}): run {len(e.runs)} {e.runs[-1].get('verdict', e.runs[-1].get('error'))}",
-                        flush=True,
-                    )
+                    print(f"{e.name} ({style}): run {len(e.runs)} {said(e.runs[-1])}", flush=True)
     print((args.out / "spread.md").read_text())
     return 0
 

@@ -52,6 +52,15 @@ def test_a_steady_figure_meets_the_target_and_a_moving_one_does_not(tmp_path):
     assert json.loads((tmp_path / "spread.json").read_text())[0]["rows"][0]["medians_us"][0] == 30.0
 
 
+def test_each_runs_log_line_keeps_its_figures():
+    run = _run("in turn", [40.04])[0]
+    run["cases"][0]["per_set_us"] = [39.31, 46.98, 40.0]
+    assert spread.said(run) == 'PASS; {"n": 1} 40.0 us (sets 39.3-47.0)'
+    failed = {"verdict": "FAIL", "reason": "bench: a thread left running", "cases": []}
+    assert spread.said(failed) == "FAIL; bench: a thread left running"
+    assert spread.said({"error": "no output"}) == "no output"
+
+
 def test_a_small_kernel_must_also_agree_between_the_two_styles():
     entry = spread.Entry("small", MATVEC, MATVEC / "solutions" / "split_k.py", tuple(spread.STYLES))
     entry.runs = _run("in turn", [5.0] * 5) + _run("same inputs", [5.3] * 5)
