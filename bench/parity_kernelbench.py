@@ -41,7 +41,9 @@ import inspect
 import json
 import sys
 import tempfile
+import threading
 import types
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,7 @@ OWN_SETTINGS = {
 OWN_TIMEOUT_S = 900.0
 RESULT_MARK = "PARITY-RESULT "
 KEPT_EVALS = "kernelbench_evals.json"
+_KEPT_LOCK = threading.Lock()
 
 
 def sample(root: Path, only: set[str]) -> list[tuple[str, Path]]:
@@ -212,30 +215,40 @@ def kept_eval(problem: Path, solution: Path, out: Path, work: Path, budget: Budg
     its five evaluations alone take minutes), and --resume takes it from there. Keyed by both
     files' bytes, so an edit re-evaluates."""
     path = out / KEPT_EVALS
-    kept = json.loads(path.read_text()) if path.is_file() else {}
     key = hashlib.sha256(problem.read_bytes() + b"\0" + solution.read_bytes()).hexdigest()
+    with _KEPT_LOCK:
+        kept = json.loads(path.read_text()) if path.is_file() else {}
     if key in kept:
         return kept[key]
     said = kernelbench_eval(problem, solution, work, budget)
     if said["verdict"] in ("PASS", "FAIL"):  # an ERROR (a crash, a timeout) is tried again
-        out.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**kept, key: said}, indent=1))
+        with _KEPT_LOCK:  # read again: evaluations running beside this one may have kept theirs
+            kept = json.loads(path.read_text()) if path.is_file() else {}
+            out.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({**kept, key: said}, indent=1))
     return said
 
 
-def judge_problem(name: str, problem: Path, out: Path, table: Table, budget: Budget, batch: bool) -> None:
+def judge_problem(
+    name: str, problem: Path, out: Path, table: Table, budget: Budget, batch: bool, own_jobs: int = 1
+) -> None:
     """Every solution of one problem by both checkers. same.py is checked cold; without `batch`,
     each other solution in a `rung check` of its own and a later version of same.py warm and in the
     loop; with it, the others in one `rung check` (their verdicts only: a check of several versions
-    at once shares its judge and its wall time). KernelBench's evaluations run one at a time:
-    four at once ran out of memory on KernelBench's 6 GiB tensors and failed a correct solution."""
+    at once shares its judge and its wall time). KernelBench's evaluations run `own_jobs` at a time,
+    before rung's checks: four at once ran an 80 GB GPU out of memory on KernelBench's 6 GiB
+    tensors and failed a correct solution."""
     done = table.done()
     with tempfile.TemporaryDirectory(prefix="parity-kb-") as tmp:
         workspace, cache = Path(tmp) / "ws", Path(tmp) / "cache"
         workspace.mkdir()
         generated = out / "solutions" / name.replace("/", "_")
         todo = [s for s in solutions(problem, generated) if f"{name}/{s[0]}" not in done]
-        theirs = {s[0]: kept_eval(problem, s[2], out, Path(tmp) / "own" / s[0], budget) for s in todo}
+        with ThreadPoolExecutor(max_workers=own_jobs) as pool:
+            evaluated = pool.map(
+                lambda s: kept_eval(problem, s[2], out, Path(tmp) / "own" / s[0], budget), todo
+            )
+            theirs = dict(zip((s[0] for s in todo), evaluated, strict=True))
         first, rest = [s for s in todo if s[0] == "same.py"], [s for s in todo if s[0] != "same.py"]
         groups = [first, rest] if batch else [[s] for s in first + rest]
         for group in (g for g in groups if g):
@@ -263,6 +276,13 @@ def main() -> int:
         action="store_true",
         help="verdicts first: same.py cold alone, the other solutions in one rung check, no warm or loop climbs",
     )
+    ap.add_argument(
+        "--own-jobs",
+        type=int,
+        default=1,
+        help="KernelBench's evaluations of one problem run this many at a time (each holds the "
+        "problem's tensors on the GPU: one of level 1 21's held 43 GiB on 2026-12-06)",
+    )
     ap.add_argument("--child", nargs=2, type=Path, metavar=("PROBLEM", "SOLUTION"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -285,7 +305,7 @@ def main() -> int:
     budget = Budget(args.max_seconds)
     try:
         for name, problem in sample(KERNELBENCH, {s for s in args.only.split(",") if s}):
-            judge_problem(name, problem, args.out, table, budget, args.batch)
+            judge_problem(name, problem, args.out, table, budget, args.batch, args.own_jobs)
         table.complete = True
     except BudgetSpent:
         print("stopped: --max-seconds spent; run again with --resume to judge the rest", flush=True)

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -353,3 +355,38 @@ def test_kernelbench_evaluations_survive_a_run_cut_short(tmp_path, monkeypatch):
         "level1/21_Sigmoid", problem, out, Table("t", "KernelBench", {}), Budget(600), batch=True
     )
     assert len(evaluated) == 5
+
+
+def test_kernelbench_evaluations_at_once_keep_every_result(tmp_path, monkeypatch):
+    """--own-jobs: evaluations run side by side, and none overwrites another's kept result."""
+    problem = tmp_path / "21_Sigmoid.py"
+    problem.write_text(KB_LIKE)
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def own_eval(problem: Path, solution: Path, work: Path, budget: Budget) -> dict[str, object]:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return {"verdict": "PASS" if solution.name in ("same.py", "scope.py") else "FAIL", "seconds": 0.2}
+
+    monkeypatch.setattr(parity_kernelbench, "kernelbench_eval", own_eval)
+    monkeypatch.setattr(
+        parity_kernelbench, "rung_checks", lambda problem, paths, *rest: [{"verdict": "FAIL"}] * len(paths)
+    )
+    out, table = tmp_path / "out", Table("t", "KernelBench", {})
+    parity_kernelbench.judge_problem(
+        "level1/21_Sigmoid", problem, out, table, Budget(600), batch=True, own_jobs=3
+    )
+    assert most[0] == 3
+    assert len(json.loads((out / parity_kernelbench.KEPT_EVALS).read_text())) == 5
+    assert {r["solution"]: r["theirs"]["verdict"] for r in table.rows} == {
+        "same.py": "PASS",
+        "scope.py": "PASS",
+        "scaled.py": "FAIL",
+        "zeroed.py": "FAIL",
+        "input.py": "FAIL",
+    }
