@@ -97,9 +97,11 @@ for stage in $stages; do
         p=problems/$name/
         files=$(ls "$p"solutions/correct/{cuda,cute,tilelang}*.py "$p"solutions/wrong/{cuda,cute,tilelang}_*.py 2>/dev/null)
         [ -n "$files" ] || continue
-        # A check of its own per solution: the cap cuts one solution's verdict, not the example's.
+        # A check of its own per solution, packed as it ends: a cap or the call's end cuts one
+        # solution's verdict, not the example's.
         for f in $files; do
           capped python3 -m rung check "$p" "$f" --json > "$OUT/check_${name}_$(basename "$f" .py)_backends.json"
+          pack
         done
         # shellcheck disable=SC2086
         RUNG_SKIP=run,guard,correct,scale,bench,roofline,trace,profile capped python3 -m rung check "$p" $files \
