@@ -8,12 +8,18 @@ take the other problem down. Per case, TESTS then BENCHMARKS: PASS or FAIL again
 reference and TOLERANCE (worst element: got, expected), the first call's seconds (the build
 included where the solution builds), and the median of `--reps` timed calls in microseconds
 (CUDA events around each call, host work included: launches are synchronous here), with TFLOP/s
-or GB/s from the problem's cost. About 20 s on an H200; each problem is cut at 50 s.
+or GB/s from the problem's cost. About 20 s on an H200; each problem is cut at 50 s. A case that
+has not returned after `--stall` seconds prints every thread's Python stack and ends the process,
+so a stuck build (a stack inside cute.compile) tells itself apart from a stuck kernel (a stack in
+the synchronize after the call).
+
+    python bench/cute_probe.py --problem softmax --case 37x1000     # one case, in this process
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib.util
 import os
 import statistics
@@ -49,7 +55,7 @@ def _worst(got, ref, atol: float, rtol: float) -> tuple[bool, str]:
     return ok, f"worst at {where}: {got.flatten()[i].item():.6g} vs {ref.flatten()[i].item():.6g}"
 
 
-def probe(problem: str, reps: int) -> int:
+def probe(problem: str, reps: int, only: str | None = None, stall: float = 40.0) -> int:
     """Every case of one problem; 1 at the first failure (a fault leaves the context unusable)."""
     import cutlass
     import torch
@@ -63,6 +69,10 @@ def probe(problem: str, reps: int) -> int:
     tol = getattr(spec, "TOLERANCE", {"atol": 1e-5, "rtol": 1e-5})
     for kind, cases in (("test", spec.TESTS), ("bench", spec.BENCHMARKS)):
         for case in cases:
+            if only and "x".join(str(v) for v in case.values()) != only:
+                continue
+            print(f"  {kind} {case}: started", flush=True)
+            faulthandler.dump_traceback_later(stall, exit=True)
             inputs = spec.generate_input(seed=7, device="cuda", **case)
             ref = spec.reference(*inputs)
             t0 = time.perf_counter()
@@ -73,6 +83,7 @@ def probe(problem: str, reps: int) -> int:
                 print(f"  {kind} {case}: FAIL at call: {type(e).__name__}: {str(e).splitlines()[0]}")
                 return 1
             first_s = time.perf_counter() - t0
+            faulthandler.cancel_dump_traceback_later()
             ok, worst = _worst(got, ref, tol["atol"], tol["rtol"])
             times_us = []
             for _ in range(reps):
@@ -103,9 +114,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--problem", choices=PROBLEMS, help="one problem, in this process")
+    parser.add_argument("--case", help="with --problem: only the case whose values read so (37x1000)")
+    parser.add_argument("--stall", type=float, default=40.0, help="seconds before a case's stacks are shown")
     args = parser.parse_args()
     if args.problem:
-        return probe(args.problem, args.reps)
+        return probe(args.problem, args.reps, args.case, args.stall)
     env = {**os.environ, "CUDA_LAUNCH_BLOCKING": "1"}
     failed = []
     for problem in PROBLEMS:
