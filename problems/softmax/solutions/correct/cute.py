@@ -39,8 +39,11 @@ def block_reduce(
     else:
         value = cute.arch.warp_reduction_sum(value)
     if cutlass.const_expr(warps > 1):
+        # warp_idx() broadcasts lane 0's value with a full-warp shuffle: taken inside the
+        # lane-0 branch, one lane waits at that shuffle for 31 that never come (the kernel hangs).
+        warp = cute.arch.warp_idx()
         if cute.arch.lane_idx() == 0:
-            scratch[cute.arch.warp_idx()] = value
+            scratch[warp] = value
         cute.arch.sync_threads()
         value = scratch[0]
         for w in cutlass.range_constexpr(1, warps):
