@@ -8,10 +8,14 @@ kernel, and the message should say so.
 
 When a check fails, the judge emulates TF32 rather than re-running with it on (which a reference
 that sets its own flags would undo, and which a CPU does not have): the reference runs again on
-its float32 inputs rounded to TF32's 10-bit mantissa, in float64, so the products are of TF32
-operands and the sums exact. Where the reference does matmuls or convolutions (FlopCounterMode
-sees them) and the solution's norm-wise error is the size of the emulation's (within a factor of
-RATIO either way), the failure is named as TF32's. A kernel computing in fp16 has that size of
+its float32 inputs cut to TF32's 10-bit mantissa, in float64, so the products are of TF32
+operands and the sums exact. It runs twice, the operands rounded to nearest (a kernel that
+converts with cvt.rna) and truncated (a tensor core handed float32 ignores the low 13 bits):
+truncation shrinks every operand, so its error carries a bias the size of TF32's ulp and reads
+3 to 4 times the other's, too far apart for one emulation to stand for both. Where the reference
+does matmuls or convolutions (FlopCounterMode sees them) and the solution's norm-wise error lies
+between the smaller emulation's over RATIO and the larger's times RATIO, the failure is named as
+TF32's. A kernel computing in fp16 has that size of
 error too (the same 10-bit mantissa); either way it is a precision choice, and the verdict stands.
 """
 
@@ -28,42 +32,49 @@ RATIO = 4.0
 DROPPED_BITS = 13  # float32 keeps 23 mantissa bits, TF32 10
 
 
-def to_tf32(t: torch.Tensor) -> torch.Tensor:
-    """A float32 tensor rounded to TF32's precision, to nearest, ties to even (non-finite kept)."""
+def to_tf32(t: torch.Tensor, truncate: bool = False) -> torch.Tensor:
+    """A float32 tensor cut to TF32's precision: to nearest, ties to even, or truncated toward
+    zero (non-finite kept either way)."""
     bits = t.contiguous().view(torch.int32)
-    half = (1 << (DROPPED_BITS - 1)) - 1
-    odd = (bits >> DROPPED_BITS) & 1
-    rounded = ((bits + half + odd) & ~((1 << DROPPED_BITS) - 1)).view(torch.float32)
-    return torch.where(torch.isfinite(t), rounded, t)
+    if not truncate:
+        half = (1 << (DROPPED_BITS - 1)) - 1
+        bits = bits + half + ((bits >> DROPPED_BITS) & 1)
+    cut = (bits & ~((1 << DROPPED_BITS) - 1)).view(torch.float32)
+    return torch.where(torch.isfinite(t), cut, t)
 
 
 def explain(session: Any, inputs: tuple[Any, ...], got: list[torch.Tensor], precise: Any) -> str:
     """'' or a sentence naming TF32 as the cause of a failed check of `got` against `precise`."""
     if not any(t.dtype == torch.float32 for t in leaves(inputs)):
         return ""
-    rounded = map_tensors(inputs, lambda t: to_tf32(t) if t.dtype == torch.float32 else t)
     counter = FlopCounterMode(display=False)
-    with torch.no_grad(), counter:
-        emulated = tensor_list(session.reference(rounded, precise=True)) or []
+    emulated = []
+    for truncate in (False, True):
+        cut = map_tensors(inputs, lambda t, tr=truncate: to_tf32(t, tr) if t.dtype == torch.float32 else t)
+        with torch.no_grad(), counter:
+            emulated.append(tensor_list(session.reference(cut, precise=True)) or [])
     ops = _matrix_ops(counter)
     exact = tensor_list(precise) or []
-    for g, e, r in zip(got, emulated, exact, strict=False):
+    for g, nearest, truncated, r in zip(got, *emulated, exact, strict=False):
         if g.is_floating_point() and g.shape == r.shape:
-            said = message(ops, _norm_rel(g, r), _norm_rel(e, r))
+            said = message(ops, _norm_rel(g, r), (_norm_rel(nearest, r), _norm_rel(truncated, r)))
             if said:
                 return said
     return ""
 
 
-def message(ops: list[str], solution_err: float, tf32_err: float) -> str:
-    """The sentence, where the solution's error is of TF32's size and there are ops to blame."""
-    if not ops or not tf32_err > 0 or not tf32_err / RATIO <= solution_err <= tf32_err * RATIO:
+def message(ops: list[str], solution_err: float, tf32_errs: tuple[float, float]) -> str:
+    """The sentence, where the solution's error is of TF32's size (`tf32_errs`: the emulations'
+    errors, rounded to nearest and truncated) and there are ops to blame."""
+    low, high = min(tf32_errs), max(tf32_errs)
+    if not ops or not low > 0 or not low / RATIO <= solution_err <= high * RATIO:
         return ""
     return (
         f"the reference ran without TF32; the solution's {' and '.join(ops)} likely ran in TF32: its "
-        f"norm-wise error {solution_err:.1e} is the size TF32's rounding gives ({tf32_err:.1e}), a "
-        "precision choice rather than a wrong kernel (torch.backends.cudnn.conv.fp32_precision and "
-        "torch.backends.cuda.matmul.fp32_precision = 'ieee' turn it off)"
+        f"norm-wise error {solution_err:.1e} is the size TF32's rounding gives ({tf32_errs[0]:.1e} "
+        f"to nearest, {tf32_errs[1]:.1e} truncated), a precision choice rather than a wrong kernel "
+        "(torch.backends.cudnn.conv.fp32_precision and torch.backends.cuda.matmul.fp32_precision = "
+        "'ieee' turn it off)"
     )
 
 

@@ -56,8 +56,8 @@ def judge_outputs(
     """The verdict on one call's copied-out outputs, against the references for its inputs.
     Where the problem has its own check, that check is the verdict on values, and rung's own
     policy failing is a warning (a failure too under RUNG_STRICT=1). `figures=False`: the same
-    verdict, error figures only for what fails (compare's fast path). A failure whose size is
-    TF32's says so (tf32.py)."""
+    verdict, error figures only for what fails (compare's fast path). A failure or warning whose
+    size is TF32's says so (tf32.py)."""
     pairs = matched(called, expected)
     value = pairs[0][0] if isinstance(expected, torch.Tensor) else tuple(g for g, _ in pairs)
     comparisons = _comparisons(session, pairs, precise, figures)
@@ -72,7 +72,9 @@ def judge_outputs(
         if rung_says and session.strict:
             rung_says += _tf32(session, inputs, pairs, precise)
             return False, f"rung's own policy (RUNG_STRICT=1): {rung_says}", comparisons[wrong].metrics
-        if rung_says:
+        # A rung keeps its first such warning; naming TF32 costs a run of the reference, so once.
+        if rung_says and "policy" not in session.warnings:
+            rung_says += _tf32(session, inputs, pairs, precise)
             session.warn(
                 "policy", f"the problem's own check passes it, rung's own policy would not: {rung_says}"
             )
