@@ -69,3 +69,25 @@ def test_input_sets_that_read_apart_are_named_and_sets_that_agree_are_not():
     small = {"case": {}, "median_ms": 0.005, "samples": 100, "per_set_median_ms": [0.004, 0.006]}
     assert not sets_apart(small)  # under 20 us a set's median is a launch's jitter
     assert not sets_apart({**case, "per_set_median_ms": [0.0393]})  # the same inputs every call
+
+
+def test_idle_time_between_kernels_is_named_where_it_weighs_and_not_otherwise():
+    from rung.judge.rungs.bench import idle_between_kernels
+
+    # GPU MODE's sort at 10^5 (2026-12-06-f): 8 kernels, 73 us of a 116 us span idle
+    sort = {
+        "case": {"size": 100000},
+        "timing": "cupti",
+        "median_ms": 0.1163,
+        "busy_ms": 0.0429,
+        "gap_ms": 0.0734,
+        "kernels_per_call": 8,
+    }
+    said = idle_between_kernels(sort)
+    assert said.startswith("{'size': 100000}: the device sat idle 73.4 us of the 116.3 us span")
+    assert "(busy 42.9 us)" in said and "another check can read otherwise" in said
+    split_k = {**sort, "median_ms": 0.0393, "busy_ms": 0.0382, "gap_ms": 0.0011, "kernels_per_call": 2}
+    assert not idle_between_kernels(split_k)  # 1.1 us: the front end's own gap between launches
+    long_call = {**sort, "median_ms": 4.895, "busy_ms": 4.872, "gap_ms": 0.0235}
+    assert not idle_between_kernels(long_call)  # 23 us of a 4.9 ms span: under 5%
+    assert not idle_between_kernels({**sort, "timing": "events"})  # no CUPTI: no busy time

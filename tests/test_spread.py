@@ -18,7 +18,8 @@ import spread
 MATVEC = ROOT / "bench" / "spread" / "matvec"
 
 
-def _run(style: str, medians: list[float], gap: float = 0.5) -> list[dict]:
+def _run(style: str, medians: list[float], gap: float | list[float] = 0.5) -> list[dict]:
+    gaps = gap if isinstance(gap, list) else [gap] * len(medians)
     return [
         {
             "style": style,
@@ -28,13 +29,13 @@ def _run(style: str, medians: list[float], gap: float = 0.5) -> list[dict]:
                     "case": '{"n": 1}',
                     "median_us": m,
                     "kernels_per_call": 2,
-                    "gap_us": gap,
+                    "gap_us": g,
                     "graph_us": None,
                     "method": "CUPTI",
                 }
             ],
         }
-        for m in medians
+        for m, g in zip(medians, gaps, strict=True)
     ]
 
 
@@ -47,9 +48,25 @@ def test_a_steady_figure_meets_the_target_and_a_moving_one_does_not(tmp_path):
     assert row["runs"] == 5 and abs(row["spread"] - 0.3 / 30.1) < 1e-9 and row["target"] == "2% over runs"
     spread.write(tmp_path, [steady, moving], 5)
     md = (tmp_path / "spread.md").read_text()
-    assert '| steady | in turn | `{"n": 1}` | 2 | 30.10 | 5 | 1.00% | 0.50 |  | 2% over runs: met |' in md
-    assert "| moving | in turn |" in md and "| 30.20 | 5 | 3.31% | 0.50 |  | 2% over runs: NOT met |" in md
+    assert (
+        '| steady | in turn | `{"n": 1}` | 2 | 30.10 | 5 | 1.00% | 0.50 | 1.01% |  | 2% over runs: met |'
+        in md
+    )
+    assert (
+        "| moving | in turn |" in md
+        and "| 30.20 | 5 | 3.31% | 0.50 | 3.37% |  | 2% over runs: NOT met |" in md
+    )
     assert json.loads((tmp_path / "spread.json").read_text())[0]["rows"][0]["medians_us"][0] == 30.0
+
+
+def test_a_span_that_moves_with_its_idle_gap_shows_a_steady_busy_time():
+    # 2026-12-06-f's split-K matvec at m=64: one run's gap between its kernels 3.0 us, the others' 1.1
+    entry = spread.Entry("gapped", MATVEC, MATVEC / "solutions" / "split_k.py")
+    entry.runs = _run("in turn", [39.3, 39.3, 41.0, 39.3, 39.4], gap=[1.1, 1.1, 3.0, 1.3, 1.2])
+    [row] = spread.rows(entry)
+    assert row["spread"] > 0.04 and row["busy_spread"] < 0.006
+    entry.runs[0]["cases"][0]["gap_us"] = None  # a run without CUPTI's figures: no busy time to compare
+    assert spread.rows(entry)[0]["busy_spread"] is None
 
 
 def test_each_runs_log_line_keeps_its_figures():

@@ -47,6 +47,7 @@ GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
 SNAPSHOT_BYTES = 2**30  # output copies of timed calls per case: as many as fit in this, 2 to 4
 SETS_APART, SETS_MIN_CALLS, SETS_MIN_US = 0.02, 3, 20.0  # when input sets that read apart are named
+IDLE_SHARE, IDLE_MIN_US = 0.05, 2.0  # when a call's idle time between its kernels is named
 HOT_WARMUP_S = 0.03  # warm-up once the GPU is hot: every timing after the first case's solution
 
 
@@ -83,6 +84,7 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
         f"  method: {m}" for m in dict.fromkeys(r["method"] for r in results)
     ]
     lines += [f"  {said}" for r in results if (said := sets_apart(r))]
+    lines += [f"  {said}" for r in results if (said := idle_between_kernels(r))]
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
     return RungResult(
         "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
@@ -318,6 +320,25 @@ def sets_apart(r: dict[str, Any]) -> str:
         f"({apart * 100:.1f}% apart): the figure depends on where the inputs lie in memory, and a "
         "check in another process, with other addresses, can read otherwise; the median over all "
         "calls is the figure"
+    )
+
+
+def idle_between_kernels(r: dict[str, Any]) -> str:
+    """Where the device sat idle for IDLE_SHARE of a call's span or more (and IDLE_MIN_US), that
+    the span holds the host's time as well as the kernels': the next launch came after the last
+    kernel ended, so the figure moves with the host's speed and load from one check to the next,
+    and the busy time is the steadier reading of the kernels; '' otherwise."""
+    gap_ms, busy_ms = r.get("gap_ms"), r.get("busy_ms")
+    if gap_ms is None or busy_ms is None or r.get("timing") != "cupti":
+        return ""
+    span_us, gap_us = r["median_ms"] * 1e3, gap_ms * 1e3
+    if gap_us < IDLE_MIN_US or gap_us < IDLE_SHARE * span_us:
+        return ""
+    return (
+        f"{r['case']}: the device sat idle {gap_us:.1f} us of the {span_us:.1f} us span between "
+        f"the call's {r.get('kernels_per_call', '?')} kernels (busy {busy_ms * 1e3:.1f} us): the span "
+        "includes the host's time to launch the next one, which moves with the host's load, so "
+        "another check can read otherwise; the busy time is the kernels' steadier figure"
     )
 
 
