@@ -141,10 +141,12 @@ class Session:
             return None
 
     def _problems_own(self, what: str, fn: Any, *args: Any) -> Any:
-        """Problem code: whatever it raises is the problem's fault (ProblemError), never the solution's."""
+        """Problem code: whatever it raises is the problem's fault (ProblemError), never the
+        solution's; but running out of GPU memory is the judge's condition (the GPU may be shared,
+        or held by the solution process), raised as it is for the rung to say so."""
         try:
             return fn(*args)
-        except ProblemError:
+        except (ProblemError, torch.OutOfMemoryError):
             raise
         except Exception as e:
             raise ProblemError(f"{self.problem.path}: its {what} raised {type(e).__name__}: {e}") from None
