@@ -4,7 +4,8 @@ Shared by bench/parity_gpumode.py and bench/parity_kernelbench.py. A row holds w
 said (verdict PASS, FAIL, SKIPPED or ERROR; the reason it gave; its wall time), the verdict the
 solution was built to get (`expected`), and whether the two checkers agree. The table is written
 as parity.json and parity.md after every problem, so a run cut short keeps what finished, and a
-later run with --resume skips the rows already there.
+later run with --resume skips the rows already there, but for those where a checker gave no
+verdict (ERROR), which it judges again.
 """
 
 from __future__ import annotations
@@ -77,7 +78,13 @@ class Table:
     complete: bool = False
 
     def done(self) -> set[str]:
-        return {f"{r['problem']}/{r['solution']}" for r in self.rows}
+        """The rows a resumed run skips: all but those where a checker gave no verdict (ERROR: a
+        crash, a GPU shared and out of memory), which are judged again."""
+        return {
+            f"{r['problem']}/{r['solution']}"
+            for r in self.rows
+            if "ERROR" not in (r["rung"].get("verdict", "ERROR"), r["theirs"].get("verdict", "ERROR"))
+        }
 
     def add(self, row: Row) -> None:
         self.rows = [r for r in self.rows if f"{r['problem']}/{r['solution']}" != row.key]

@@ -68,6 +68,10 @@ def test_table_writes_json_and_markdown_and_resumes(tmp_path):
     )
     assert "`RUNG_BASELINE=none`" in md
     assert Table.resume(tmp_path, "t", "eval.py", {}).done() == {"sort_py/submission.py"}
+    lost = Row("sort_py", "other.py", "generated", "PASS", {"verdict": "PASS"}, {"verdict": "ERROR"})
+    table.add(lost)  # rung gave no verdict (its judge out of a shared GPU's memory): judged again
+    table.write(tmp_path)
+    assert Table.resume(tmp_path, "t", "eval.py", {}).done() == {"sort_py/submission.py"}
 
 
 def test_popcorn_output_from_a_file_descriptor():
