@@ -21,6 +21,7 @@ error too (the same 10-bit mantissa); either way it is a precision choice, and t
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import torch
@@ -50,7 +51,7 @@ def explain(session: Any, inputs: tuple[Any, ...], got: list[torch.Tensor], prec
     counter = FlopCounterMode(display=False)
     emulated = []
     for truncate in (False, True):
-        cut = map_tensors(inputs, lambda t, tr=truncate: to_tf32(t, tr) if t.dtype == torch.float32 else t)
+        cut = map_tensors(inputs, partial(_cut, truncate=truncate))
         with torch.no_grad(), counter:
             emulated.append(tensor_list(session.reference(cut, precise=True)) or [])
     ops = _matrix_ops(counter)
@@ -61,6 +62,10 @@ def explain(session: Any, inputs: tuple[Any, ...], got: list[torch.Tensor], prec
             if said:
                 return said
     return ""
+
+
+def _cut(t: torch.Tensor, truncate: bool) -> torch.Tensor:
+    return to_tf32(t, truncate) if t.dtype == torch.float32 else t
 
 
 def message(ops: list[str], solution_err: float, tf32_errs: tuple[float, float]) -> str:
