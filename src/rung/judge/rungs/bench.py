@@ -325,20 +325,22 @@ def sets_apart(r: dict[str, Any]) -> str:
 
 def idle_between_kernels(r: dict[str, Any]) -> str:
     """Where the device sat idle for IDLE_SHARE of a call's span or more (and IDLE_MIN_US), that
-    the span holds the host's time as well as the kernels': the next launch came after the last
-    kernel ended, so the figure moves with the host's speed and load from one check to the next,
-    and the busy time is the steadier reading of the kernels; '' otherwise."""
+    the span holds time the device spent waiting on the host (a launch that came after the last
+    kernel ended, a synchronisation), so the figure moves with the host's speed and load from one
+    check to the next, and the busy time is the steadier reading of the kernels; '' otherwise."""
     gap_ms, busy_ms = r.get("gap_ms"), r.get("busy_ms")
     if gap_ms is None or busy_ms is None or r.get("timing") != "cupti":
         return ""
     span_us, gap_us = r["median_ms"] * 1e3, gap_ms * 1e3
     if gap_us < IDLE_MIN_US or gap_us < IDLE_SHARE * span_us:
         return ""
+    copies = f" and {r['copies_per_call']} copy/memset" if r.get("copies_per_call") else ""
     return (
         f"{r['case']}: the device sat idle {gap_us:.1f} us of the {span_us:.1f} us span between "
-        f"the call's {r.get('kernels_per_call', '?')} kernels (busy {busy_ms * 1e3:.1f} us): the span "
-        "includes the host's time to launch the next one, which moves with the host's load, so "
-        "another check can read otherwise; the busy time is the kernels' steadier figure"
+        f"the call's {r.get('kernels_per_call', '?')} kernel(s){copies} (busy {busy_ms * 1e3:.1f} us): the span "
+        "includes time the device waited on the host (a late launch, a synchronisation), which "
+        "moves with the host's load, so another check can read otherwise; the busy time is the "
+        "kernels' steadier figure"
     )
 
 
