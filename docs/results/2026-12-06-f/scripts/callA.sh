@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call A (carry .wa .wcore .problem-sets; about 540 s). rung's runtime
+# Call A, planned as 2026-12-06-e's next_A.sh (carry .wa .wcore .problem-sets; about 540 s). rung's runtime
 # wheels; the first half of the CuTe DSL / TileLang packages left in /tmp/wheels for callB.sh;
 # then the KernelBench problems of the sample still to judge, in three streams at once, each
 # resumed from the 2026-12-06-e table (its rows are skipped), joined into one table at the end.
