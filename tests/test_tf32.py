@@ -71,3 +71,15 @@ def test_a_convolution_wrong_by_a_percent_fails_without_naming_tf32(climb):
     correct = rung_of(run, "correct")
     assert correct.status == Status.FAILED
     assert "norm-wise relative error 1.0e-02" in correct.message and "TF32" not in correct.message
+
+
+def test_an_emulation_out_of_gpu_memory_names_nothing_and_raises_nothing():
+    from types import SimpleNamespace
+
+    from rung.judge.tf32 import explain
+
+    def reference(inputs, precise):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.00 GiB")
+
+    x = torch.randn(4, 4)
+    assert explain(SimpleNamespace(reference=reference), (x,), [x], x.double()) == ""
