@@ -52,8 +52,17 @@ def test_hang_times_out_and_is_killed(climb):
         run = climb(TINY, SOL / "hang.py")
     r = rung_of(run, "run")
     assert r.status == Status.TIMEOUT
-    assert "still running after 4 s" in r.message
+    assert "still running after 4 s in test case {'n': 5} (seed " in r.message
     assert r.seconds < 30
+
+
+def test_a_hang_past_the_first_case_names_the_case_it_hung_on(climb):
+    with knobs.scoped(RUNG_TIMEOUT_S=4):
+        run = climb(TINY, SOL / "hang_past_small.py")
+    assert rung_of(run, "run").status == Status.OK
+    correct = rung_of(run, "correct")
+    assert correct.status == Status.TIMEOUT
+    assert "still running after 4 s in test case {'n': 300} (seed " in correct.message
 
 
 def test_unbounded_allocation_is_contained(climb):

@@ -112,6 +112,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     session.timeout_s = float(params.get("timeout_s", 120.0))
     session.warnings.clear()
+    session.at = ""
     try:
         result = WORKER_RUNGS[op](session, params)
     except Failed as e:
@@ -125,11 +126,11 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
             session,
             op,
             Status.TIMEOUT,
-            f"still running after {e.seconds:g} s; the solution process was killed",
+            f"still running after {e.seconds:g} s{_at(session)}; the solution process was killed",
             e.stderr_tail,
         )
     except ChildCrashed as e:
-        result = _lost(session, op, Status.ERROR, e.how, e.stderr_tail)
+        result = _lost(session, op, Status.ERROR, e.how + _at(session), e.stderr_tail)
     except ProblemError as e:  # the problem's own code raised: not the solution's fault
         return {"problem_error": str(e)}
     except torch.OutOfMemoryError as e:  # whose memory it was is what a reader needs to know
@@ -151,6 +152,10 @@ def _attach_warnings(result: Any, warnings: list[str]) -> None:
     if warnings:
         result.metrics["warnings"] = warnings
         result.message = "\n".join([result.message, *(f"warning: {w}" for w in warnings)])
+
+
+def _at(session: Any) -> str:
+    return f" in {session.at}" if getattr(session, "at", "") else ""
 
 
 def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:

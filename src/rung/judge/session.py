@@ -56,6 +56,9 @@ class Session:
         self._problem: LoadedProblem | None = None
         self.strict = bool(knobs.get("RUNG_STRICT"))
         self.warnings: dict[str, str] = {}  # this request's, one per kind; main.handle shows them
+        # The case a rung is calling the solution on, for the message of a call that never
+        # returns or takes its process down (a kernel deadlocked on its first case of two warps).
+        self.at = ""
         # The solution's own output shapes and dtypes where a lenient format let them differ
         # from the reference's, by the reference's: the slots its outputs are copied into.
         self._answer_specs: dict[tuple[TensorSpec, ...], list[TensorSpec]] = {}

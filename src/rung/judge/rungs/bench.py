@@ -96,6 +96,7 @@ def _case(
 ) -> tuple[dict[str, Any], Path]:
     wall = Walls()
     seed = trial_seed(session.seed, 1000 + index, 0)
+    session.at = f"benchmark case {case} (seed {seed})"
     first = session.inputs(case, seed)
     expected = session.reference(first, precise=False)
     precise = session.reference(first, precise=True)  # also set 0's, for the timed calls' checks

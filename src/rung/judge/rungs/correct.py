@@ -136,6 +136,7 @@ def _check_cases(
         for trial in range(trials):
             listed = session.problem.listed_seed(case)
             seed = listed if trial == 0 and listed is not None else trial_seed(session.seed, index, trial)
+            session.at = f"{what} case {case} (seed {seed})"
             try:
                 ok, message, m = check_case(session, case, seed)
             except Failed as e:

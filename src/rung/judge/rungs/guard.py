@@ -29,6 +29,7 @@ from rung.spec import RungResult, Status
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
+    session.at = f"test case {case}"  # its inputs and fresh ones alike
     kernel_backends = _kernel_backends(session.source.read_text(errors="replace"))
     checks: dict[str, str] = {}
     fired: list[str] = []

@@ -19,6 +19,7 @@ def run(session: Any, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
     inputs = session.inputs(case, session.seed)
     expected = session.reference(inputs, precise=False)
+    session.at = f"test case {case} (seed {session.seed})"
     called = session.call(inputs, expected)
     session.release(called.placed)
     metrics: dict[str, Any] = {
