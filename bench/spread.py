@@ -14,8 +14,9 @@ draws fresh inputs every call): the figure must not depend on which.
 Per entry, style and case: the five runs' headline medians (bench's CUPTI span of a call), their
 spread (max - min) / median, the kernels a call launched, the idle gap inside a call (span minus
 busy time), the spread of the busy time alone (where the span moves and the busy time does not,
-the idle time between kernels, the host's, is what moved), and bench's own words for its method. Targets: within 2% over five runs for a call of
-20 us or more; under 10 us, within 2% over the runs and between the two styles. Writes spread.json
+the idle time between kernels is what moved), and bench's own words for its method. Targets:
+within 2% over five runs for a call of 20 us or more; under 10 us, within 2% over the runs and
+between the two styles. Writes spread.json
 and spread.md to --out after every run. rung runs with RUNG_BASELINE=none, RUNG_SKIP=profile and
 RUNG_TRIALS=1 unless set (none of them touches bench's timing).
 """

@@ -155,7 +155,7 @@ def _attach_warnings(result: Any, warnings: list[str]) -> None:
 
 
 def _at(session: Any) -> str:
-    return f" in {session.at}" if getattr(session, "at", "") else ""
+    return f" in {session.at}" if session.at else ""
 
 
 def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:
