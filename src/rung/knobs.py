@@ -76,7 +76,7 @@ KNOBS: dict[str, Knob] = {
             "RUNG_BENCH_REL_SEM",
             float,
             0.005,
-            "bench stops when the standard error is under this fraction of the mean",
+            "bench stops when the median's standard error is under this fraction of the median",
         ),
         Knob("RUNG_BENCH_MAX_S", float, 5.0, "time cap for sampling one function on one case, in seconds"),
         Knob(

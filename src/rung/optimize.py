@@ -46,7 +46,7 @@ from rung.agents import Agent, LoopState, Proposal, Tried, idioms
 from rung.errors import UsageError
 from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run, Status
-from rung.stats import geomean
+from rung.stats import geomean, relative_error
 from rung.steer import Steering
 from rung.store import Store
 
@@ -122,7 +122,7 @@ def score(run: Run) -> tuple[float, float] | None:
     if not run.ok or bench is None or bench.status != Status.OK:
         return None
     cases = bench.metrics.get("cases", [])
-    return geomean([c["median_ms"] for c in cases]), max((c.get("rel_sem", 0.0) for c in cases), default=0.0)
+    return geomean([c["median_ms"] for c in cases]), max((relative_error(c) for c in cases), default=0.0)
 
 
 def roofline_pct(run: Run) -> float | None:

@@ -26,7 +26,7 @@ from typing import Any
 from rung import knobs
 from rung.ceilings_datasheet import DATASHEET
 from rung.spec import Device, RungResult, Status
-from rung.stats import geomean
+from rung.stats import geomean, relative_error
 
 ESTIMATED = "estimated: FLOPs counted from the reference (FlopCounterMode), bytes = inputs + outputs"
 UNKNOWN_PEAK_OVER_MEASURED = 1.10  # where no datasheet is known: the H200's is 9.6% over its measured copy
@@ -115,7 +115,7 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
     peak_tflops = float(peak.get(math_key) or peak.get("fp32_vector_tflops") or tflops)
     peak_bandwidth = float(peak.get("dram_gbps") or ceilings["dram_gbps"]) * 1e9
     floor = max(c["flops"] / (peak_tflops * 1e12), max(c["bytes"] - l2, 0) / peak_bandwidth) * 1e3
-    slack = max(3 * float(c.get("rel_sem", 0.0)), MIN_SLACK)
+    slack = max(3 * relative_error(c), MIN_SLACK)
     return {
         "case": c["case"],
         "flops": c["flops"],

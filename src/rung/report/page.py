@@ -15,7 +15,7 @@ from typing import Any
 from rung.report.gather import ReportData, Version, case_label
 from rung.report.intra import IntraTrace
 from rung.report.plots import Chart
-from rung.stats import geomean
+from rung.stats import geomean, relative_error
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
@@ -117,7 +117,16 @@ def _best(best: Version | None, source: str) -> str:
     roof = {case_label(c["case"]): c for c in best.roofline}
     bench = next((r for r in best.run.rungs if r.name == "bench"), None)
     spread = {case_label(c["case"]): c for c in (bench.metrics.get("cases", []) if bench else [])}
-    head = ["case", "median ms", "p20–p80 ms", "± sem", "x reference", "x parent", "% of roofline", "bound"]
+    head = [
+        "case",
+        "median ms",
+        "p20–p80 ms",
+        "± median",
+        "x reference",
+        "x parent",
+        "% of roofline",
+        "bound",
+    ]
     rows = []
     for c in best.row["cases"]:
         label = case_label(c["case"])
@@ -125,7 +134,7 @@ def _best(best: Version | None, source: str) -> str:
         cells = [
             _ms(c.get("median_ms")),
             f"{_ms(b.get('p20_ms'))}–{_ms(b.get('p80_ms'))}" if "p20_ms" in b else "",
-            f"{b['rel_sem']:.1%}" if "rel_sem" in b else "",
+            f"{relative_error(b):.1%}" if "median_ms" in b else "",
             _times(c.get("speedup_vs_reference")),
             _times(c.get("speedup_vs_parent")),
             f"{c['pct_of_roofline']:.0%}" if c.get("pct_of_roofline") else "",

@@ -41,7 +41,7 @@ from rung.judge.clocks import Reading
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
-from rung.stats import geomean, ratio
+from rung.stats import geomean, ratio, relative_error
 
 GRAPH_BELOW_MS = 0.020
 ROTATION_BYTES = 2 * 2**30  # input sets rotated per case: as many as fit in this, 2 to 8
@@ -410,7 +410,7 @@ def _kept(timing: dict[str, Any]) -> str:
 
 def _line(r: dict[str, Any]) -> str:
     parts = [
-        f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{r['sem_ms'] / r['median_ms'] * 100:.2f}%, n={r['samples']})"
+        f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{relative_error(r) * 100:.2f}%, n={r['samples']})"
     ]
     if "achieved_gbps" in r:
         estimated = " (estimated cost)" if r.get("cost_estimated") else ""
