@@ -8,9 +8,8 @@ interval between the events is device time, not submission latency. Samples are 
 batches with one synchronisation per batch, until there are at least `min_samples` samples and
 `min_wall_s` of sampling, and the median's standard error (`rung.stats.median_sem`) is under
 `target_rel_sem` of it, or until `max_s` has passed. The median is the figure reported, and the
-stop is on how sure it is: a call the host now and then holds up (a copy from pageable memory, a
-synchronisation inside it) gives a heavy tail that keeps the mean's standard error high for
-seconds while the median is long settled. Warm-up is by time, so first-call compilation and idle clocks stay out,
+stop is on how sure it is: calls the host now and then holds up give a heavy tail, which keeps the
+mean's standard error high long after the median has settled. Warm-up is by time, so first-call compilation and idle clocks stay out,
 and loads the device as sampling does, so its power draw and clock are those it is sampled at.
 Each batch begins with a longer spin (`lead_in_s`): after the synchronisation that ends a batch
 the device is idle, and the host must queue several calls ahead before the first sample is taken.
