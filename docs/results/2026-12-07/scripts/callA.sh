@@ -29,4 +29,5 @@ for p in ${PROBLEMS:-grayscale}; do
   python3 bench/bench_laps.py $R/*.json > $R/laps.md
   tar czf "$OUT/laps.tar.gz" -C /tmp laps  # after each problem: a call cut short keeps what ran
 done
-KB_S=$((${LIMIT:-560} - (SECONDS - began) - 20)) OUT=$OUT bash docs/results/2026-12-06-f/scripts/next_A.sh
+KB_S=$((${LIMIT:-560} - (SECONDS - began) - 20))
+[ "$KB_S" -ge 120 ] && KB_S=$KB_S OUT=$OUT bash docs/results/2026-12-06-f/scripts/next_A.sh
