@@ -186,6 +186,7 @@ def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
         "rung_timing": repeats[0]["timing"],
         "rung_event_median_ms": repeats[0].get("events", {}).get("median_ms"),
         "rung_rel_sem": repeats[0]["rel_sem"],
+        "rung_rel_median_sem": repeats[0].get("rel_median_sem"),  # what rung stops on
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
         "rung_event_medians_ms": [r.get("events", {}).get("median_ms") for r in repeats],

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rung.stats import relative_error
+
 
 def _rungs(solution: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in solution["rungs"]}
@@ -42,7 +44,7 @@ def checks(work: Path) -> list[str]:
                 comp = f"{c['speedup_vs_compile']:.2f}" if "speedup_vs_compile" in c else ""
                 lines.append(
                     f"| {doc['problem']} | {name} | {s['verdict']} | {c['case']} | {c['median_ms'] * 1e3:.1f} | "
-                    f"{c['sem_ms'] / c['mean_ms'] * 100:.2f} | {c.get('achieved_gbps', 0):.0f} | "
+                    f"{relative_error(c) * 100:.2f} | {c.get('achieved_gbps', 0):.0f} | "
                     f"{c.get('achieved_tflops', 0):.1f} | {pct} | {c['speedup_vs_reference']:.2f} | {comp} |"
                 )
     return lines
