@@ -24,7 +24,8 @@ def rows(check: dict[str, Any]) -> list[str]:
     rungs = {r["name"]: r for r in solution["rungs"]}
     said = ", ".join(f"{n} {r.get('seconds') or 0:.2f}" for n, r in rungs.items() if r.get("seconds"))
     out = [f"rungs (s): {said}", ""]
-    bench = rungs.get("bench", {}).get("metrics", {}).get("cases", [])
+    metrics = rungs.get("bench", {}).get("metrics", {})
+    bench = metrics.get("cases") or metrics.get("measured_before", [])  # a bench cut short keeps these
     if not bench:
         return [*out, "no bench cases", ""]
     out += [
