@@ -9,8 +9,9 @@ batches with one synchronisation per batch, until there are at least `min_sample
 `min_wall_s` of sampling, and the median's standard error (`rung.stats.median_sem`) is under
 `target_rel_sem` of it, or until `max_s` has passed. The median is the figure reported, and the
 stop is on how sure it is: calls the host now and then holds up give a heavy tail, which keeps the
-mean's standard error high long after the median has settled. Warm-up is by time, so first-call compilation and idle clocks stay out,
-and loads the device as sampling does, so its power draw and clock are those it is sampled at.
+mean's standard error high long after the median has settled. Warm-up is by time, so first-call
+compilation and idle clocks stay out, and loads the device as sampling does, so its power draw
+and clock are those it is sampled at.
 Each batch begins with a longer spin (`lead_in_s`): after the synchronisation that ends a batch
 the device is idle, and the host must queue several calls ahead before the first sample is taken.
 Python's garbage collector is paused while samples are taken, as `timeit` does.
