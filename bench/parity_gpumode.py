@@ -2,6 +2,7 @@
 
     bash bench/fetch_problem_sets.sh        # once: .problem-sets/gpumode/pmpp_v2 (never committed)
     python bench/parity_gpumode.py --out results/parity-gpumode [--only sort_py,...] [--max-seconds 540] [--resume]
+        [--examples-only]
 
 For each problem folder of pmpp_v2, every solution it ships (the example submission.py,
 solutions/correct/*, solutions/wrong/*) and three wrong ones made from submission.py
@@ -143,13 +144,14 @@ def gpumode_eval(folder: Path, solution: Path, work: Path, budget: Budget) -> di
     }
 
 
-def judge_problem(folder: Path, out: Path, table: Table, budget: Budget) -> None:
+def judge_problem(folder: Path, out: Path, table: Table, budget: Budget, examples_only: bool) -> None:
     done = table.done()
     with tempfile.TemporaryDirectory(prefix=f"parity-{folder.name}-") as tmp:
         workspace, cache = Path(tmp) / "ws", Path(tmp) / "cache"
         workspace.mkdir()
         generated = out / "solutions" / folder.name
-        for name, origin, expected, path in solutions(folder, generated):
+        found = solutions(folder, generated)
+        for name, origin, expected, path in found[:1] if examples_only else found:
             if f"{folder.name}/{name}" in done:
                 continue
             theirs = gpumode_eval(folder, path, Path(tmp) / "staged" / name.replace("/", "_"), budget)
@@ -176,6 +178,11 @@ def main() -> int:
     ap.add_argument("--only", default="", help="comma-separated problem folders (e.g. sort_py,matmul_py)")
     ap.add_argument("--max-seconds", type=float, default=540.0, help="stop cleanly after this much wall time")
     ap.add_argument("--resume", action="store_true", help="keep and skip the rows already in --out")
+    ap.add_argument(
+        "--examples-only",
+        action="store_true",
+        help="only each problem's submission.py (cold, warm, in the loop): the time-to-verdict rows",
+    )
     args = ap.parse_args()
     if not PMPP.is_dir():
         print(f"{PMPP}: missing; run bash bench/fetch_problem_sets.sh first", file=sys.stderr)
@@ -190,7 +197,7 @@ def main() -> int:
     budget = Budget(args.max_seconds)
     try:
         for folder in problems(PMPP, {s for s in args.only.split(",") if s}):
-            judge_problem(folder, args.out, table, budget)
+            judge_problem(folder, args.out, table, budget, args.examples_only)
         table.complete = True
     except BudgetSpent:
         print("stopped: --max-seconds spent; run again with --resume to judge the rest", flush=True)
