@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEM_SETS = ROOT / ".problem-sets"
 RUNG_DEFAULTS = {"RUNG_BASELINE": "none", "RUNG_SKIP": "profile"}
 RUNG_TIMEOUT_S = 900.0
+JUDGES_OWN = "rung's judge "  # how a rung's message begins where the judge itself failed (judge/main.py)
 
 
 class BudgetSpent(Exception):
@@ -134,7 +135,9 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
     """rung's JSON reduced to the table's terms, for the `index`th solution it checked: PASS, FAIL,
     SKIPPED or ERROR; the first rung that went wrong and its message; the warnings rungs attached
     (where the problem's own check decides, rung's dtype, shape and tolerance rules warn); each
-    rung's seconds."""
+    rung's seconds. A rung that ended in the judge's own failure (rung's judge out of GPU memory,
+    or a bug of rung's) fails the check, as it must where a solution could have caused it, but
+    says nothing of the solution here: that row is an ERROR, judged again on --resume."""
     try:
         solution = json.loads(stdout)["solutions"][index]
     except (json.JSONDecodeError, KeyError, IndexError, TypeError):
@@ -143,8 +146,11 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
     said = str(solution.get("verdict", ""))
     rungs = solution.get("rungs", [])
     bad = next((r for r in rungs if r["status"] in ("FAILED", "ERROR", "TIMEOUT", "INTERRUPTED")), None)
+    judges_own = bad is not None and bad["status"] == "ERROR" and bad["message"].startswith(JUDGES_OWN)
     verdict = (
-        "PASS"
+        "ERROR"
+        if judges_own
+        else "PASS"
         if said == "PASS"
         else "FAIL"
         if said.startswith("FAIL")

@@ -15,6 +15,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,7 @@ class Table:
 
     def add(self, row: Row) -> None:
         self.rows = [r for r in self.rows if f"{r['problem']}/{r['solution']}" != row.key]
-        self.rows.append(row.to_dict())
+        self.rows.append({**row.to_dict(), "judged": datetime.now(timezone.utc).isoformat()})
 
     def write(self, out: Path) -> None:
         out.mkdir(parents=True, exist_ok=True)
@@ -114,11 +115,17 @@ class Table:
     def merge(cls, parts: list[Path]) -> Table:
         """One table of the runs written to `parts` (problems judged in parallel streams, each to a
         folder of its own, perhaps each resumed from the same earlier table): one row per solution,
-        a later part's over an earlier's, in problem order; complete when every part is."""
+        the one judged last (a part resumed from an earlier table carries that table's rows as
+        they were; a row judged again in another part replaces them), in problem order; complete
+        when every part is. Rows of equal age (none stamped) go to the later part."""
         docs = [json.loads((part / "parity.json").read_text()) for part in parts]
         if len({(d["title"], d["theirs"], json.dumps(d["settings"], sort_keys=True)) for d in docs}) > 1:
             raise ValueError("the parts were written by different suites or under different settings")
-        keyed = {f"{r['problem']}/{r['solution']}": r for d in docs for r in d["rows"]}
+        keyed: dict[str, dict[str, Any]] = {}
+        for row in (r for d in docs for r in d["rows"]):
+            key = f"{row['problem']}/{row['solution']}"
+            if row.get("judged", "") >= keyed.get(key, {}).get("judged", ""):
+                keyed[key] = row
         rows = sorted(keyed.values(), key=lambda r: _problem_order(r["problem"]))
         first = docs[0]
         return cls(first["title"], first["theirs"], first["settings"], rows, all(d["complete"] for d in docs))

@@ -134,6 +134,25 @@ def test_rung_json_reduced_to_the_tables_terms():
     }
 
 
+def test_the_judges_own_failure_is_no_verdict_on_the_solution():
+    def check(status: str, message: str) -> str:
+        rung = {"name": "bench", "status": status, "message": message}
+        return str(
+            parse_rung(json.dumps({"solutions": [{"verdict": "FAIL at bench", "rungs": [rung]}]}), "")[
+                "verdict"
+            ]
+        )
+
+    assert (
+        check("ERROR", "rung's judge ran out of GPU memory (the judge held 50.0 GiB): CUDA out of memory")
+        == "ERROR"
+    )
+    assert check("ERROR", "rung's judge failed: KeyError: 'x'") == "ERROR"
+    # the solution's own error, and a failure the judge measured, stay verdicts on the solution
+    assert check("ERROR", "OutOfMemoryError: CUDA out of memory (at zeroed.py:40 in forward)") == "FAIL"
+    assert check("FAILED", "rung's judge measured 3 us of work in a 90 us call") == "FAIL"
+
+
 def test_a_long_reason_keeps_its_end_where_the_cause_is_named():
     message = (
         "case 0: mismatch " + "ERROR AT (0, 1) " * 60 + "; the solution's convolution likely ran in TF32"
@@ -286,6 +305,30 @@ def test_merge_joins_parallel_runs_in_problem_order(tmp_path):
     assert len(joined) == 8  # one row per solution, the later part's
     assert [r["theirs"]["verdict"] for r in joined if r["problem"] == "level1/11_4D"] == ["FAIL", "FAIL"]
     assert Table.merge([a]).complete
+
+
+def test_merge_keeps_the_row_judged_last_not_the_stale_copy_a_resumed_part_carries(tmp_path):
+    base = _part(tmp_path / "base", ["level1/21_Sigmoid"], complete=False)  # rung had no verdict there
+    doc = json.loads((base / "parity.json").read_text())
+    for row in doc["rows"]:
+        row["rung"]["verdict"] = "ERROR"
+    (base / "parity.json").write_text(json.dumps(doc))
+    fresh = Table.resume(base, "t", "KernelBench", {"RUNG_BASELINE": "none"})  # judges 21 again
+    for solution in ("same.py", "scaled.py"):
+        fresh.add(
+            Row("level1/21_Sigmoid", solution, "generated", "PASS", {"verdict": "PASS"}, {"verdict": "PASS"})
+        )
+    fresh.write(tmp_path / "fresh")
+    other = Table.resume(base, "t", "KernelBench", {"RUNG_BASELINE": "none"})  # judges 31, carries 21 as was
+    other.add(Row("level1/31_ELU", "same.py", "generated", "PASS", {"verdict": "PASS"}, {"verdict": "PASS"}))
+    other.write(tmp_path / "other")
+    for parts in ([tmp_path / "fresh", tmp_path / "other"], [tmp_path / "other", tmp_path / "fresh"]):
+        rows = Table.merge(parts).rows
+        assert [(r["problem"], r["rung"]["verdict"]) for r in rows] == [
+            ("level1/21_Sigmoid", "PASS"),
+            ("level1/21_Sigmoid", "PASS"),
+            ("level1/31_ELU", "PASS"),
+        ]
 
 
 def test_merge_refuses_parts_judged_under_other_settings(tmp_path):

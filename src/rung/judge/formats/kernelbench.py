@@ -14,7 +14,8 @@ estimated from the reference (estimate.py).
 The verdict on values is KernelBench's own, as its eval (`src/kernelbench/eval.py`) gives it:
 the output's shape equal to Model's, then `torch.allclose` against Model's output in its own
 precision with atol = rtol per precision (fp32 1e-4; fp16 and bf16 1e-2), on 5 fresh inputs per
-case (its scripts' num_correct_trials). rung's stricter rules (its dtype rule, its tolerance and
+case (its scripts' num_correct_trials); allclose's verdict is taken a chunk of the output at a
+time (`compare.allclose`), so a 6 GiB output needs no temporaries of its size. rung's stricter rules (its dtype rule, its tolerance and
 norm-wise error against a float64 reference) are warnings beside it, failures under RUNG_STRICT=1.
 
 On the meta device get_inputs() runs under `with torch.device("meta")`, so the tensors it makes
@@ -37,6 +38,7 @@ from rung.common.loader import import_file
 from rung.common.messages import FormatSide
 from rung.common.trees import clone_tree, tensor_list
 from rung.errors import ProblemError
+from rung.judge.compare import allclose
 from rung.judge.formats.base import LoadedProblem
 from rung.problem_data import KERNELBENCH_CHECK, KERNELBENCH_TRIALS, kernelbench_sizes
 
@@ -116,11 +118,11 @@ class KernelBenchProblem(LoadedProblem):
                     f"{at}{g.dtype} where Model returns {w.dtype}: KernelBench's allclose refuses the pair",
                 )
             tol = OWN_TOLERANCE.get(w.dtype, OWN_TOLERANCE[torch.float32])
-            if not torch.allclose(g, w.to(g.device), atol=tol, rtol=tol):
-                diff = (g.double() - w.to(g.device).double()).abs()
+            close, largest, mean = allclose(g, w, atol=tol, rtol=tol)
+            if not close:
                 return False, (
                     f"{at}output mismatch outside KernelBench's atol=rtol={tol:g} "
-                    f"(max difference {float(diff.max()):.6g}, mean {float(diff.mean()):.6g})"
+                    f"(max difference {largest:.6g}, mean {mean:.6g})"
                 )
         return True, ""
 
