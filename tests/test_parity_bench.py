@@ -262,6 +262,7 @@ def test_loop_climb_times_a_later_version_adopting_a_spare_judge(tmp_path):
         tiny, tiny / "solutions" / "good.py", later, tmp_path / "ws", tmp_path / "cache", Budget(600)
     )
     assert said["said"] == "PASS" and said["seconds"] > 0
+    assert {"profile", "scopes"} <= set(said["left_out"])  # as the loop's candidates climb
     failed = loop_climb(tiny, later, wrong, tmp_path / "ws", tmp_path / "cache", Budget(600))
     assert failed["said"].startswith("FAIL")
 

@@ -15,7 +15,7 @@ from rung import ncu
 from rung.judge.rungs.profile import profile
 from rung.judge.session import Session
 from rung.ncu_sections import rules, sections
-from rung.profile import SUMMARY_LINES, bottleneck, interpret, summarize
+from rung.profile import SUMMARY_LINES, bottleneck, interpret, replay_passes, summarize
 from rung.spec import Status
 from tests.conftest import FIXTURES, ROOT
 
@@ -129,6 +129,29 @@ def test_the_report_is_read_through_ncu_report_into_a_summary_under_40_lines(tmp
     )
     assert lines[-1].startswith("full report for ncu-ui: ") and lines[-1].endswith("report.ncu-rep")
     assert {Path(a).name for a in r.artifacts} >= {"report.ncu-rep", "report.json", "target.log"}
+
+
+NCU_LOG = """==WARNING== Note: Running with unmodified GPU clocks.
+==PROF== Connected to process 541 (/usr/bin/python3.12)
+==PROF== Profiling "double_kernel" - 0: 0%....50%....100% - 38 passes
+==PROF== Profiling "double_kernel" - 1: 0%....50%....100% - 38 passes
+==PROF== Profiling "sum_kernel" - 2: 0%....50%....100% - 1 pass
+==PROF== Disconnected from process 541
+"""
+
+
+def test_where_the_profiles_time_went_is_in_its_figures_and_message(tmp_path, monkeypatch):
+    assert replay_passes(NCU_LOG) == 77
+    assert replay_passes(NCU_LOG.replace("==PROF== Profiling", "a kernel printed: ==PROF== Profiling")) == 0
+    assert replay_passes("==PROF== Disconnected from process 541\n") == 0  # nothing replayed
+    body = f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT); open(LOG, 'w').write({NCU_LOG!r})"
+    fake_ncu(tmp_path, monkeypatch, body)
+    r = run_profile(tmp_path, 30)
+    assert r.status == Status.OK, r.message
+    spent = r.metrics["spent"]
+    assert spent["replay_passes"] == 77 and spent["ncu_s"] > 0 and spent["read_s"] > 0
+    assert f"Nsight Compute: 77 replay passes in {spent['ncu_s']:.1f} s, the report read in" in r.message
+    assert r.message.splitlines()[-1].startswith("full report for ncu-ui: ")
 
 
 def test_without_ncu_report_the_report_is_kept_and_the_rung_says_so(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ SUMMARY_LINES lines, is the rung's message.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from rung.spec import RungResult, Status
 PROFILER_REFUSED = ("Failed to profile", "Failed to initialize the profiler")  # ncu's words, on an H200
 LATENCY_BOUND_BELOW = 60.0  # percent of peak, SM and memory both
 TAIL_LINES = 6
+PASSES = re.compile(r'^==PROF== Profiling ".*" - \d+: .* - (\d+) pass(?:es)?\s*$', re.MULTILINE)
 SUMMARY_LINES = 40
 DETAILED_KERNELS = 3
 RULES_SHOWN = 3
@@ -64,10 +66,23 @@ def failed(
     )
 
 
+def replay_passes(log_text: str) -> int:
+    """How many times ncu ran the profiled kernels, every launch's passes together, from its log
+    (`==PROF== Profiling "name" - 0: 0%....50%....100% - 38 passes`): what the rung's time
+    grows with, beside each pass's save and restore of the memory the kernel can write."""
+    return sum(int(m.group(1)) for m in PASSES.finditer(log_text))
+
+
 def interpret(
-    exported: dict[str, Any], case: Any, min_bytes: float | None, artifacts: list[str], seconds: float
+    exported: dict[str, Any],
+    case: Any,
+    min_bytes: float | None,
+    artifacts: list[str],
+    seconds: float,
+    spent: dict[str, float] | None = None,
 ) -> RungResult:
-    """The rung's result from the exported report of one call of `case`."""
+    """The rung's result from the exported report of one call of `case`; `spent`: where the
+    rung's time went (`ncu_s`, `read_s`, `replay_passes`)."""
     kernels = summarize(exported.get("kernels", []))
     if not kernels:
         return RungResult(
@@ -76,6 +91,8 @@ def interpret(
     moved = sum(k["dram_bytes"] for k in kernels)
     figures: dict[str, Any] = {"kernels": kernels, "launches": sum(k["launches"] for k in kernels)}
     figures["dram_bytes"] = moved
+    if spent:
+        figures["spent"] = spent
     if min_bytes:
         figures["min_bytes"] = min_bytes
         figures["excess_traffic_x"] = moved / min_bytes
@@ -162,6 +179,12 @@ def summary(kernels: list[dict[str, Any]], figures: dict[str, Any], case: Any, r
         lines += _kernel_lines(k)
     if len(kernels) > DETAILED_KERNELS:
         lines.append(f"... {len(kernels) - DETAILED_KERNELS} more kernel(s) in the figures")
+    if "spent" in figures:
+        spent = figures["spent"]
+        lines.append(
+            f"Nsight Compute: {spent['replay_passes']} replay passes in {spent['ncu_s']:.1f} s, "
+            f"the report read in {spent['read_s']:.1f} s"
+        )
     if report:
         lines.append(f"full report for ncu-ui: {report}")
     return lines[: SUMMARY_LINES - 1]

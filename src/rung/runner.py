@@ -32,6 +32,7 @@ from rung.store import Store
 from rung.trace import trace
 
 JUDGE_GRACE_S = 600.0
+LEFT_OUT = "left out (RUNG_SKIP)"  # a rung RUNG_SKIP names: its message
 
 CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
     "roofline": roofline,
@@ -210,7 +211,7 @@ def _climb(
         for spec in LADDER:
             current = spec.name
             if spec.name in left_out:
-                result = RungResult(spec.name, Status.SKIPPED, "left out (RUNG_SKIP)")
+                result = RungResult(spec.name, Status.SKIPPED, LEFT_OUT)
             elif only is not None and spec.name not in only:
                 result = RungResult(spec.name, Status.SKIPPED, f"left out: only {', '.join(only)} asked")
             else:

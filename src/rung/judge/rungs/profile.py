@@ -27,7 +27,7 @@ import torch
 from rung import ncu
 from rung.judge.ncu_export import NO_MODULE
 from rung.judge.rungs.correct import trial_seed
-from rung.profile import failed, interpret, read_text
+from rung.profile import failed, interpret, read_text, replay_passes
 from rung.spec import RungResult, Status
 
 EXPORT_TIMEOUT_S = 300.0
@@ -78,11 +78,18 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     artifacts = [str(p) for p in (report, log, target_log) if p.exists()]
     if not report.exists():
         return failed(read_text(log), read_text(target_log), code, artifacts, seconds)
+    reading = time.perf_counter()
     exported, why = export(report, out / "report.json", exe)
     if exported is None:
         return RungResult("profile", Status.SKIPPED, why, {}, artifacts, seconds)
+    spent = {
+        "ncu_s": seconds,
+        "read_s": round(time.perf_counter() - reading, 3),
+        "replay_passes": replay_passes(read_text(log)),
+    }
     cost = session.problem.cost(case) or {}
-    return interpret(exported, case, cost.get("bytes"), [*artifacts, str(out / "report.json")], seconds)
+    artifacts.append(str(out / "report.json"))
+    return interpret(exported, case, cost.get("bytes"), artifacts, seconds, spent)
 
 
 def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:
