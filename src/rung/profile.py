@@ -67,9 +67,10 @@ def failed(
 
 
 def replay_passes(log_text: str) -> int:
-    """How many times ncu ran the profiled kernels, every launch's passes together, from its log
-    (`==PROF== Profiling "name" - 0: 0%....50%....100% - 38 passes`): what the rung's time
-    grows with, beside each pass's save and restore of the memory the kernel can write."""
+    """How many times ncu ran the profiled kernels, every launch's passes together, from its own
+    log (`==PROF== Profiling "name" - 0: 0%....50%....100% - 38 passes`; the profiled process
+    writes elsewhere). Each pass also saves and restores the memory a kernel can write, so the
+    rung's time is read against both this count and the case's size."""
     return sum(int(m.group(1)) for m in PASSES.finditer(log_text))
 
 

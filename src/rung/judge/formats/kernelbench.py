@@ -15,8 +15,9 @@ The verdict on values is KernelBench's own, as its eval (`src/kernelbench/eval.p
 the output's shape equal to Model's, then `torch.allclose` against Model's output in its own
 precision with atol = rtol per precision (fp32 1e-4; fp16 and bf16 1e-2), on 5 fresh inputs per
 case (its scripts' num_correct_trials); allclose's verdict is taken a chunk of the output at a
-time (`compare.allclose`), so a 6 GiB output needs no temporaries of its size. rung's stricter rules (its dtype rule, its tolerance and
-norm-wise error against a float64 reference) are warnings beside it, failures under RUNG_STRICT=1.
+time (`compare.allclose`), so a 6 GiB output needs no temporaries of its size. rung's stricter
+rules (its dtype rule, its tolerance and norm-wise error against a float64 reference) are
+warnings beside it, failures under RUNG_STRICT=1.
 
 On the meta device get_inputs() runs under `with torch.device("meta")`, so the tensors it makes
 with torch.rand and the like have shapes and no data (KernelBench's ReLU is 6 GiB of input), and
