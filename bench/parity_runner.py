@@ -135,7 +135,7 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
     """rung's JSON reduced to the table's terms, for the `index`th solution it checked: PASS, FAIL,
     SKIPPED or ERROR; the first rung that went wrong and its message; the warnings rungs attached
     (where the problem's own check decides, rung's dtype, shape and tolerance rules warn); each
-    rung's seconds. A rung that ended in the judge's own failure (rung's judge out of GPU memory,
+    rung's seconds, and where the profile's went (`profile_spent`) where it ran. A rung that ended in the judge's own failure (rung's judge out of GPU memory,
     or a bug of rung's) fails the check, as it must where a solution could have caused it, but
     says nothing of the solution here: that row is an ERROR, judged again on --resume."""
     try:
@@ -158,6 +158,9 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
         if said.startswith("SKIPPED")
         else "ERROR"
     )
+    spent = [
+        r["metrics"]["spent"] for r in rungs if r["name"] == "profile" and "spent" in r.get("metrics", {})
+    ]
     return {
         "verdict": verdict,
         "said": said,
@@ -166,6 +169,7 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
             f"{r['name']}: {w[:200]}" for r in rungs for w in r.get("metrics", {}).get("warnings", [])
         ],
         "rung_seconds": {r["name"]: round(float(r.get("seconds", 0.0)), 3) for r in rungs},
+        **({"profile_spent": spent[0]} if spent else {}),
     }
 
 

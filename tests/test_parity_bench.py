@@ -127,6 +127,12 @@ def test_rung_json_reduced_to_the_tables_terms():
     assert (said["verdict"], said["reason"]) == ("FAIL", "correct: case 0: mismatch")
     assert said["warnings"] == ["correct: float32 where the reference returns float64"]
     assert said["rung_seconds"] == {"load": 0.5, "correct": 1.25}
+    assert "profile_spent" not in said  # no profile ran
+    spent = {"ncu_s": 24.1, "read_s": 1.5, "replay_passes": 76}
+    doc["solutions"][0]["rungs"].append(
+        {"name": "profile", "status": "OK", "message": "", "metrics": {"spent": spent}}
+    )
+    assert parse_rung(json.dumps(doc), "")["profile_spent"] == spent
     assert parse_rung("", "Traceback\nProblemError: bad task.yml\n") == {
         "verdict": "ERROR",
         "said": "no JSON",
