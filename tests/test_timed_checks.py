@@ -108,3 +108,67 @@ def test_a_thread_left_running_is_named_by_where_it_began():
     finally:
         stop.set()
         t.join()
+
+
+class _Session:
+    """As much of a session as the timed calls' checks use: float64 references that know how
+    many of them are alive when the next is made."""
+
+    lenient = False
+
+    def __init__(self) -> None:
+        import weakref
+
+        self.alive: weakref.WeakSet = weakref.WeakSet()
+        self.alive_when_made: list[int] = []
+
+    def reference(self, inputs, precise):
+        import torch
+
+        self.alive_when_made.append(len(self.alive))
+        out = torch.zeros(4, dtype=torch.float64)
+        self.alive.add(out)
+        return out
+
+
+def _shots(sets_of_calls: list[int]) -> list[dict]:
+    return [{"slot": k, "call": k, "set": s, "copied": True} for k, s in enumerate(sets_of_calls)]
+
+
+def _timed(session, shots, wrong_set=-1, monkeypatch=None):
+    import torch
+
+    from rung.judge.rungs import bench
+
+    seen = []
+
+    def judge_outputs(session, inputs, called, expected, precise, figures):
+        seen.append(inputs)
+        return inputs != wrong_set, "values differ", {}
+
+    monkeypatch.setattr(bench, "judge_outputs", judge_outputs)
+    references = (torch.zeros(4), {0: session.reference(0, True)})  # as bench hands set 0's over
+    answer = {**HONEST, "snapshots": shots}
+    slots = [[torch.zeros(4)] for _ in shots]
+    checked = _check_timed(session, {"n": 1}, [0, 1, 2], references, answer, slots, 1.0)
+    return checked, seen
+
+
+def test_timed_outputs_are_checked_set_by_set_one_float64_reference_alive(monkeypatch):
+    session = _Session()
+    checked, seen = _timed(session, _shots([2, 0, 1, 0, 2]), monkeypatch=monkeypatch)
+    assert checked == 5 and seen == [0, 0, 1, 2, 2]
+    # set 0's reference came in with the call; sets 1 and 2 were made with none other alive
+    assert session.alive_when_made == [0, 0, 0]
+
+
+def test_a_wrong_answer_in_a_later_set_still_fails(monkeypatch):
+    with pytest.raises(Failed, match=r"timed call 1 \(input set 1\) gave a wrong answer while timed"):
+        _timed(_Session(), _shots([0, 1, 2]), wrong_set=1, monkeypatch=monkeypatch)
+
+
+def test_a_shot_under_an_unknown_set_fails_before_any_reference_is_made(monkeypatch):
+    session = _Session()
+    with pytest.raises(Failed, match="unknown slot or input set"):
+        _timed(session, _shots([0, 3]), monkeypatch=monkeypatch)
+    assert session.alive_when_made == [0]  # the caller's set 0 only

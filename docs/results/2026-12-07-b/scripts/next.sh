@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Not run yet: the next session's calls (carry .wcore .problem-sets; an H200), stage by stage:
-#   STAGES="kb ttv prof" bash docs/results/2026-12-07-b/scripts/next.sh    # about 450 s
+#   STAGES="kb ttv prof" LIMIT=580 bash docs/results/2026-12-07-b/scripts/next.sh  # about 450 s
 #   STAGES=spread LIMIT=560 bash docs/results/2026-12-07-b/scripts/next.sh # a second call
 # What issue 15's done-when still lacks, read from this session's tables:
 # kb:     KernelBench level 1 21 alone on the GPU. In 2026-12-07-b it ran beside level 1 31's
@@ -46,6 +46,7 @@ PY
   prof)
     mkdir -p /tmp/prof/ws
     for p in grayscale sort; do
+      [ $((LIMIT - (SECONDS - began))) -ge 130 ] || { echo "prof: $p left out, too few seconds"; continue; }
       RUNG_BASELINE=none RUNG_SKIP= RUNG_WORKSPACE=/tmp/prof/ws PYTHONPATH=$PWD/src timeout 120 \
         python3 -m rung check "$P/${p}_py" "$P/${p}_py/submission.py" --json > "/tmp/prof/$p.json" 2> "/tmp/prof/$p.err"
       python3 -c "import json,sys; r={x['name']: x for x in json.load(open(sys.argv[1]))['solutions'][0]['rungs']}['profile']; print(sys.argv[2], r['status'], r['seconds'], r['metrics'].get('spent'))" "/tmp/prof/$p.json" "$p"
