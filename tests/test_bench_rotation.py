@@ -26,11 +26,28 @@ def test_nested_inputs_count_toward_the_rotation():
 def test_free_memory_caps_the_rotation_down_to_the_set_already_made():
     big = ((_meta(3 * GIB), _meta(GIB)),)
     assert rotation(big, free_bytes=100 * GIB) == 2
-    assert rotation(big, free_bytes=20 * GIB) == 2  # 1 + 10 GiB // 8 GiB
+    assert rotation(big, free_bytes=32 * GIB) == 2  # 1 + 16 GiB // 8 GiB
+    # a second set (8 GiB) fits half of 18 GiB, but not with the own check's copy of the inputs
+    # (4 GiB) and the later set's float64 inputs (8 GiB) beside it
+    assert rotation(big, free_bytes=18 * GIB) == 1
     assert rotation(big, free_bytes=10 * GIB) == 1  # a second set would leave under half free
     small = (_meta(2**20),)
     assert rotation(small, free_bytes=8 * 2**20) == 3
     assert rotation(small, free_bytes=0) == 1
+
+
+def test_what_a_case_needs_whatever_its_sets_caps_them():
+    from rung.common.shm import TensorSpec
+
+    # KernelBench's level 1 sigmoid: a 6 GiB float32 input and output, on an 80 GB GPU with the
+    # judge's set 0, its float64 reference and the solution process's context already in place
+    x = (_meta(6 * GIB),)
+    out = [TensorSpec((6 * GIB // 4,), "float32", "cuda")]
+    # two 6 GiB output slots, the solution's output, the check's copy and the own check's run:
+    # 36 GiB; a second set adds 12 GiB placed and kept, and 12 GiB of float64 inputs
+    assert rotation(x, free_bytes=50 * GIB, outputs=out) == 1
+    assert rotation(x, free_bytes=60 * GIB, outputs=out) == 2  # the H200's room, and the halves' 2
+    assert rotation(x, free_bytes=60 * GIB) == 2  # unknown outputs: the inputs' own needs only
 
 
 def test_the_ceiling_is_read_from_nested_inputs_too():

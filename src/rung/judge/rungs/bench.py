@@ -108,9 +108,9 @@ def _case(
         raise Failed(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
-    many = rotation(first, _free_bytes(), int(knobs.get("RUNG_BENCH_SETS")))
-    sets = [first] + [session.inputs(case, seed + k) for k in range(1, many)]
     specs = session.expected(expected)
+    many = rotation(first, _free_bytes(), int(knobs.get("RUNG_BENCH_SETS")), specs)
+    sets = [first] + [session.inputs(case, seed + k) for k in range(1, many)]
     proc = session.solution
     placed = [proc.place(s) for s in sets]
     slot_ids, slots = [], []
@@ -270,6 +270,7 @@ def _check_timed(
         ok, message, _ = judge_outputs(
             session, sets[s], _Copied(copied, expected, session), expected, precise[s], figures=False
         )
+        del copied  # before the next shot's copy is made
         if not ok:
             raise Failed(
                 f"{where}: timed call {i} (input set {s}) gave a wrong answer while timed: {message}",
@@ -374,18 +375,46 @@ def _free_bytes() -> int:
     return int(torch.cuda.mem_get_info()[0])
 
 
-def rotation(inputs: tuple[Any, ...], free_bytes: int | None = None, asked: int = 0) -> int:
+def rotation(
+    inputs: tuple[Any, ...],
+    free_bytes: int | None = None,
+    asked: int = 0,
+    outputs: list[TensorSpec] | None = None,
+) -> int:
     """How many input sets a case rotates through: `asked` (RUNG_BENCH_SETS) where it is set, else
     as many as fit in ROTATION_BYTES, 2 to 8, counting every tensor however nested (GPU MODE's
     inputs are one tuple, output buffer included). Where the device has little free
-    (`free_bytes`), fewer, down to the one set already made: each further set lives twice on the
-    GPU, the judge's copy and the one placed in the solution process, and half of what is free
-    stays free for the calls' own work."""
+    (`free_bytes`), fewer, down to the one set already made, by two rules. Each further set lives
+    twice on the GPU, the judge's copy and the one placed in the solution process, and half of
+    what is free stays free for the calls' own work. And what the case needs whatever the sets
+    (`_case_needs`), with the further sets and a later set's float64 reference, must fit in what is
+    free: KernelBench's 6 GiB tensors on an 80 GB GPU fit one set, not two."""
     size = max(sum(t.numel() * t.element_size() for t in leaves(inputs)), 1)
     wanted = asked if asked > 0 else max(2, min(8, ROTATION_BYTES // size))
     if free_bytes is None:
         return wanted
-    return max(1, min(wanted, 1 + free_bytes // 2 // (2 * size)))
+    halves = 1 + free_bytes // 2 // (2 * size)
+    needs = _case_needs(inputs, outputs or [])
+    fits = 1
+    while fits < wanted and needs + 2 * fits * size + _float64_inputs(inputs) <= free_bytes:
+        fits += 1
+    return max(1, min(wanted, halves, fits))
+
+
+def _case_needs(inputs: tuple[Any, ...], outputs: list[TensorSpec]) -> int:
+    """Bytes a case needs on the GPU beyond its input sets, once set 0 is drawn and its references
+    are made: the timed calls' output slots, the solution's own output, and the judge's check of
+    a timed output (its copy, and the problem's own check running the reference on a copy of the
+    inputs)."""
+    out = sum(s.nbytes for s in outputs)
+    size = sum(t.numel() * t.element_size() for t in leaves(inputs))
+    return snapshots(outputs) * out + out + (out + size + out)
+
+
+def _float64_inputs(inputs: tuple[Any, ...]) -> int:
+    """What a later set's float64 reference adds: its floating inputs upcast (the float64 output
+    takes the place of set 0's, which the timed checks let go first)."""
+    return sum(t.numel() * 8 for t in leaves(inputs) if t.is_floating_point())
 
 
 def _math(inputs: tuple[Any, ...]) -> str:
