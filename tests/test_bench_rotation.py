@@ -108,3 +108,23 @@ def test_idle_time_between_kernels_is_named_where_it_weighs_and_not_otherwise():
     long_call = {**sort, "median_ms": 4.895, "busy_ms": 4.872, "gap_ms": 0.0235}
     assert not idle_between_kernels(long_call)  # 23 us of a 4.9 ms span: under 5%
     assert not idle_between_kernels({**sort, "timing": "events"})  # no CUPTI: no busy time
+
+
+def test_buffers_freed_since_the_last_request_are_released_before_free_memory_is_read(tmp_path):
+    from types import SimpleNamespace
+
+    from rung.common.messages import SolutionStart
+    from rung.judge.solution_process import KEEP_BYTES, SolutionProcess
+
+    proc = SolutionProcess(SolutionStart(source="s.py", scratch=str(tmp_path)), {}, tmp_path)
+    proc.child = SimpleNamespace(alive=True)  # type: ignore[assignment]
+    asked = []
+    proc.request = lambda op, params, timeout_s: asked.append(op) or {}  # type: ignore[method-assign]
+    proc.release()
+    assert asked == []  # nothing pending: no request
+    proc.free([7], [torch.empty(KEEP_BYTES // 8)])  # half of what is kept for reuse: kept
+    proc.release()
+    assert asked == []
+    proc.free([8], [torch.empty(KEEP_BYTES // 4)])  # over what is kept: freed with the next request
+    proc.release()
+    assert asked == ["release"]

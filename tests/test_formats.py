@@ -244,3 +244,21 @@ def test_kernelbench_inputs_are_drawn_on_their_device_or_on_the_cpu_again(tmp_pa
         problem.module.DRAWS.clear()
         problem.inputs({}, 7, "meta")
     assert problem.module.DRAWS == ["meta"]
+
+
+def test_kernelbench_check_takes_the_reference_run_the_judge_has(monkeypatch):
+    import torch
+
+    from rung.judge.formats import load_problem
+
+    problem = load_problem(KERNELBENCH / "relu.py")
+    x = torch.randn(16, 1000)
+    want = torch.relu(x)
+    runs = []
+    real = problem.reference
+    monkeypatch.setattr(problem, "reference", lambda inputs: runs.append(1) or real(inputs))
+    assert problem.check((x,), want.clone(), want) == (True, "")
+    ok, says = problem.check((x,), want * 1.01, want)
+    assert not ok and "outside KernelBench's atol=rtol=0.0001" in says
+    assert runs == []  # Model ran for neither: the judge's run of it was taken
+    assert problem.check((x,), want.clone())[0] and runs == [1]  # without it, Model runs

@@ -123,9 +123,10 @@ class Session:
     def inputs(self, case: dict[str, Any], seed: int, device: str | None = None) -> tuple[Any, ...]:
         return self._problems_own("generate_input", self.problem.inputs, case, seed, device or self.device)
 
-    def check(self, inputs: tuple[Any, ...], value: Any) -> tuple[bool, str] | None:
-        """The problem's own verdict on an output, where it has one (GPU MODE's check_implementation)."""
-        return self._problems_own("check", self.problem.check, inputs, value)
+    def check(self, inputs: tuple[Any, ...], value: Any, reference: Any = None) -> tuple[bool, str] | None:
+        """The problem's own verdict on an output, where it has one (GPU MODE's check_implementation);
+        `reference`: the reference's own output on these inputs, where the caller has it."""
+        return self._problems_own("check", self.problem.check, inputs, value, reference)
 
     def cost(self, case: dict[str, Any]) -> dict[str, Any] | None:
         return self._problems_own("cost", self.problem.cost, case)

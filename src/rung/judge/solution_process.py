@@ -154,6 +154,12 @@ class SolutionProcess:
             else:
                 self._unused.append(key)
 
+    def release(self, timeout_s: float = 120) -> None:
+        """The buffers freed since the last request, freed now (they go with the next request),
+        and torch's cache of them handed back to the GPU: before the judge reads what is free."""
+        if self._unused and self.child.alive:
+            self.request("release", {}, timeout_s)
+
     def call(
         self,
         placed: Placed,

@@ -53,8 +53,10 @@ class LoadedProblem:
         """The seed the problem itself lists for `case`, checked besides the fresh ones."""
         return None
 
-    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
-        """The problem's own verdict on an output, where it has one; None lets rung's comparison decide."""
+    def check(self, inputs: tuple[Any, ...], output: Any, reference: Any = None) -> tuple[bool, str] | None:
+        """The problem's own verdict on an output, where it has one; None lets rung's comparison decide.
+        `reference`, where the caller has it, is the reference's output on these very inputs, run
+        as the problem runs it (not upcast): a check that would run the reference again may take it."""
         return None
 
     def inputs(self, case: dict[str, Any], seed: int, device: str) -> tuple[Any, ...]:

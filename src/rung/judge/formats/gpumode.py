@@ -113,7 +113,7 @@ class GpuModeProblem(LoadedProblem):
             None, "generate_input picks its own device, so the case has no size until it is built"
         )
 
-    def check(self, inputs: tuple[Any, ...], output: Any) -> tuple[bool, str] | None:
+    def check(self, inputs: tuple[Any, ...], output: Any, reference: Any = None) -> tuple[bool, str] | None:
         fn = getattr(self.module, "check_implementation", None)
         if fn is None:
             return None

@@ -109,9 +109,10 @@ def _case(
             f"benchmark case {case} (seed {seed}): {message}; not timed", {"case": case, "seed": seed}
         )
     specs = session.expected(expected)
+    proc = session.solution
+    proc.release()
     many = rotation(first, _free_bytes(), int(knobs.get("RUNG_BENCH_SETS")), specs)
     sets = [first] + [session.inputs(case, seed + k) for k in range(1, many)]
-    proc = session.solution
     placed = [proc.place(s) for s in sets]
     slot_ids, slots = [], []
     for _ in range(snapshots(specs)):
@@ -268,7 +269,7 @@ def _check_timed(
             precise[s] = session.reference(sets[s], precise=True)
         copied = [v.clone() for v in slots[k]]
         ok, message, _ = judge_outputs(
-            session, sets[s], _Copied(copied, expected, session), expected, precise[s], figures=False
+            session, sets[s], _Copied(copied, expected, session), expected, precise[s], False, ours=s == 0
         )
         del copied  # before the next shot's copy is made
         if not ok:

@@ -47,23 +47,31 @@ def check_against(
     """`check_inputs` with the references already computed (by a caller that needs them again)."""
     called = session.call(inputs, expected)
     session.release(called.placed)
-    return judge_outputs(session, inputs, called, expected, precise)
+    return judge_outputs(session, inputs, called, expected, precise, ours=True)
 
 
 def judge_outputs(
-    session: Any, inputs: tuple[Any, ...], called: Any, expected: Any, precise: Any, figures: bool = True
+    session: Any,
+    inputs: tuple[Any, ...],
+    called: Any,
+    expected: Any,
+    precise: Any,
+    figures: bool = True,
+    ours: bool = False,
 ) -> tuple[bool, str, dict[str, Any]]:
     """The verdict on one call's copied-out outputs, against the references for its inputs.
     Where the problem has its own check, that check is the verdict on values, and rung's own
     policy failing is a warning (a failure too under RUNG_STRICT=1). `figures=False`: the same
-    verdict, error figures only for what fails (compare's fast path). A failure or warning whose
-    size is TF32's says so (tf32.py)."""
+    verdict, error figures only for what fails (compare's fast path). `ours`: `expected` is the
+    reference's output on these very inputs, which the problem's own check may take rather than
+    run the reference again (else it gives the shapes only). A failure or warning whose size is
+    TF32's says so (tf32.py)."""
     pairs = matched(called, expected)
     value = pairs[0][0] if isinstance(expected, torch.Tensor) else tuple(g for g, _ in pairs)
     comparisons = _comparisons(session, pairs, precise, figures)
     wrong = next((i for i, c in enumerate(comparisons) if not c.ok), -1)
     rung_says = "" if wrong < 0 else _which(wrong, comparisons) + comparisons[wrong].message
-    own = session.check(inputs, value)
+    own = session.check(inputs, value, expected if ours else None)
     if own is not None:
         ok, message = own
         if not ok:
