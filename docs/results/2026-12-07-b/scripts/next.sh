@@ -37,8 +37,8 @@ again = tuple(f"{o}_" for o in sys.argv[3].split(","))
 doc["rows"] = [r for r in doc["rows"] if not r["problem"].startswith(again)]
 json.dump(doc, open(sys.argv[2], "w"), indent=1)
 PY
-    PYTHONPATH=$PWD/src:$PWD/bench timeout 260 python3 bench/parity_kernelbench.py --batch --only "$KB_ONLY" \
-      --max-seconds 230 --resume --out /tmp/kb > /tmp/kb.log 2>&1
+    PYTHONPATH=$PWD/src:$PWD/bench timeout $((LIMIT < 260 ? LIMIT - 10 : 260)) python3 bench/parity_kernelbench.py --batch \
+      --only "$KB_ONLY" --max-seconds $((LIMIT < 260 ? LIMIT - 40 : 230)) --resume --out /tmp/kb > /tmp/kb.log 2>&1
     grep -E "^level|stopped" /tmp/kb.log
     tar czf "$OUT/kb.tar.gz" --exclude=solutions -C /tmp kb kb.log ;;
   ttv)
