@@ -46,7 +46,7 @@ def test_what_a_case_needs_whatever_its_sets_caps_them():
     # two 6 GiB output slots, the solution's output, the check's copy and the own check's run:
     # 36 GiB; a second set adds 12 GiB placed and kept, and 12 GiB of float64 inputs
     assert rotation(x, free_bytes=50 * GIB, outputs=out) == 1
-    assert rotation(x, free_bytes=60 * GIB, outputs=out) == 2  # the H200's room, and the halves' 2
+    assert rotation(x, free_bytes=60 * GIB, outputs=out) == 2  # 36 + 12 + 12 fits, and half allows 2
     assert rotation(x, free_bytes=60 * GIB) == 2  # unknown outputs: the inputs' own needs only
 
 

@@ -135,14 +135,15 @@ def _shots(sets_of_calls: list[int]) -> list[dict]:
     return [{"slot": k, "call": k, "set": s, "copied": True} for k, s in enumerate(sets_of_calls)]
 
 
-def _timed(session, shots, wrong_set=-1, monkeypatch=None):
+def _timed(session, shots, monkeypatch, wrong_set=-1):
     import torch
 
     from rung.judge.rungs import bench
 
     seen = []
 
-    def judge_outputs(session, inputs, called, expected, precise, figures):
+    def judge_outputs(session, inputs, called, expected, precise, figures, ours):
+        assert ours == (inputs == 0)  # set 0's own reference is the one the judge holds
         seen.append(inputs)
         return inputs != wrong_set, "values differ", {}
 
@@ -156,7 +157,7 @@ def _timed(session, shots, wrong_set=-1, monkeypatch=None):
 
 def test_timed_outputs_are_checked_set_by_set_one_float64_reference_alive(monkeypatch):
     session = _Session()
-    checked, seen = _timed(session, _shots([2, 0, 1, 0, 2]), monkeypatch=monkeypatch)
+    checked, seen = _timed(session, _shots([2, 0, 1, 0, 2]), monkeypatch)
     assert checked == 5 and seen == [0, 0, 1, 2, 2]
     # set 0's reference came in with the call; sets 1 and 2 were made with none other alive
     assert session.alive_when_made == [0, 0, 0]
@@ -164,11 +165,11 @@ def test_timed_outputs_are_checked_set_by_set_one_float64_reference_alive(monkey
 
 def test_a_wrong_answer_in_a_later_set_still_fails(monkeypatch):
     with pytest.raises(Failed, match=r"timed call 1 \(input set 1\) gave a wrong answer while timed"):
-        _timed(_Session(), _shots([0, 1, 2]), wrong_set=1, monkeypatch=monkeypatch)
+        _timed(_Session(), _shots([0, 1, 2]), monkeypatch, wrong_set=1)
 
 
 def test_a_shot_under_an_unknown_set_fails_before_any_reference_is_made(monkeypatch):
     session = _Session()
     with pytest.raises(Failed, match="unknown slot or input set"):
-        _timed(session, _shots([0, 3]), monkeypatch=monkeypatch)
+        _timed(session, _shots([0, 3]), monkeypatch)
     assert session.alive_when_made == [0]  # the caller's set 0 only
