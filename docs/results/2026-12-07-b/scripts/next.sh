@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Not run yet: the next session's calls (carry .wcore .problem-sets; an H200), stage by stage:
+# Calls of a later session (carry .wcore .problem-sets), stage by stage:
 #   STAGES="kb ttv prof" LIMIT=580 bash docs/results/2026-12-07-b/scripts/next.sh  # about 450 s
 #   STAGES=spread LIMIT=560 bash docs/results/2026-12-07-b/scripts/next.sh # a second call
+# kb, ttv and prof ran in 2026-12-07-c, on an H100 (no H200 could be had); spread has not run.
 # What issue 15's done-when still lacks, read from this session's tables:
 # kb:     KernelBench level 1 21 alone on the GPU. In 2026-12-07-b it ran beside level 1 31's
 #         check on one H200, and the two ran rung's judge and the solution process out of its
