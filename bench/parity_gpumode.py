@@ -120,7 +120,24 @@ def run_mode(staged: Path, mode: str, limit_s: float, budget: Budget) -> dict[st
         popcorn.seek(0)
         said = parse_popcorn(popcorn.read())
     verdict, reason = mode_verdict(said, done.rc, done.stderr, done.timed_out, limit_s)
-    return {"verdict": verdict, "reason": reason, "seconds": round(done.seconds, 3), "exit": done.rc}
+    ran = {"verdict": verdict, "reason": reason, "seconds": round(done.seconds, 3), "exit": done.rc}
+    if mode == "benchmark":
+        ran["cases"] = benchmark_cases(said)
+    return ran
+
+
+def benchmark_cases(said: dict[str, str]) -> list[dict[str, float]]:
+    """How sure eval.py's benchmark mode was of each case: its mean (eval.py times in ns), the
+    mean's standard error relative to it, and the calls it took, as it wrote them to POPCORN_FD."""
+    cases = []
+    for i in range(int(said.get("benchmark-count", 0) or 0)):
+        try:
+            mean, err = float(said[f"benchmark.{i}.mean"]), float(said[f"benchmark.{i}.err"])
+            runs = int(float(said[f"benchmark.{i}.runs"]))
+        except (KeyError, ValueError):
+            continue  # a case that failed wrote an error, not figures
+        cases.append({"mean_us": mean / 1e3, "rel_err": err / mean if mean else 0.0, "runs": runs})
+    return cases
 
 
 def _plain_env() -> dict[str, str]:

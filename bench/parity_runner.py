@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rung.stats import relative_error
+
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM_SETS = ROOT / ".problem-sets"
 RUNG_DEFAULTS = {"RUNG_BASELINE": "none", "RUNG_SKIP": "profile"}
@@ -135,8 +137,10 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
     """rung's JSON reduced to the table's terms, for the `index`th solution it checked: PASS, FAIL,
     SKIPPED or ERROR; the first rung that went wrong and its message; the warnings rungs attached
     (where the problem's own check decides, rung's dtype, shape and tolerance rules warn); each
-    rung's seconds, and where the profile's went (`profile_spent`) where it ran. A rung that ended in the judge's own failure (rung's judge out of GPU memory,
-    or a bug of rung's) fails the check, as it must where a solution could have caused it, but
+    rung's seconds; where the profile's went (`profile_spent`) where it ran; and how sure bench
+    was of each case (`bench_cases`: the median, its standard error relative to it, the samples).
+    A rung that ended in the judge's own failure (rung's judge out of GPU memory, or a bug of
+    rung's) fails the check, as it must where a solution could have caused it, but
     says nothing of the solution here: that row is an ERROR, judged again on --resume."""
     try:
         solution = json.loads(stdout)["solutions"][index]
@@ -161,6 +165,13 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
     spent = [
         r["metrics"]["spent"] for r in rungs if r["name"] == "profile" and "spent" in r.get("metrics", {})
     ]
+    timed = [
+        {"median_us": c["median_ms"] * 1e3, "rel_err": relative_error(c), "samples": c.get("samples", 0)}
+        for r in rungs
+        if r["name"] == "bench"
+        for c in r.get("metrics", {}).get("cases", [])
+        if "median_ms" in c
+    ]
     return {
         "verdict": verdict,
         "said": said,
@@ -170,6 +181,7 @@ def parse_rung(stdout: str, stderr: str, index: int = 0) -> dict[str, Any]:
         ],
         "rung_seconds": {r["name"]: round(float(r.get("seconds", 0.0)), 3) for r in rungs},
         **({"profile_spent": spent[0]} if spent else {}),
+        **({"bench_cases": timed} if timed else {}),
     }
 
 

@@ -167,7 +167,8 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def time_to_verdict(rows: list[dict[str, Any]], theirs: str) -> list[str]:
     """Per problem, the solution checked cold, then a later version warm (a second `rung check`)
-    and in the loop (bench/loop_climb.py): wall seconds beside the other checker's."""
+    and in the loop (bench/loop_climb.py): wall seconds beside the other checker's, and how sure
+    each side's timing was (`_precision`) where it recorded that."""
     timed = [r for r in rows if r.get("rung_warm")]
     if not timed:
         return []
@@ -175,17 +176,31 @@ def time_to_verdict(rows: list[dict[str, Any]], theirs: str) -> list[str]:
         "## Time to verdict (wall seconds)",
         "",
         f"| problem | solution | {theirs} s | rung cold s | rung warm s | rung in the loop s "
-        "| cold speedup (target 2x) | warm speedup | in the loop (target 4x) |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| cold speedup (target 2x) | warm speedup | in the loop (target 4x) "
+        f"| {theirs} timing sure to | rung's (cold) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
     ]
     for r in timed:
         own, cold, warm = r["theirs"].get("seconds"), r["rung"].get("seconds"), r["rung_warm"].get("seconds")
         loop = r.get("rung_loop", {}).get("seconds")
         lines.append(
             f"| {r['problem']} | {r['solution']} | {_s(own)} | {_s(cold)} | {_s(warm)} | {_s(loop)} "
-            f"| {_ratio(own, cold, 2.0)} | {_ratio(own, warm, 4.0)} | {_ratio(own, loop, 4.0)} |"
+            f"| {_ratio(own, cold, 2.0)} | {_ratio(own, warm, 4.0)} | {_ratio(own, loop, 4.0)} "
+            f"| {_precision(r['theirs'].get('modes', {}).get('benchmark', {}).get('cases', []), 'runs')} "
+            f"| {_precision(r['rung'].get('bench_cases', []), 'samples')} |"
         )
     return [*lines, ""]
+
+
+def _precision(cases: list[dict[str, Any]], count: str) -> str:
+    """A timing's precision over its cases: the widest relative standard error of a case's figure
+    (eval.py's mean, rung's median) and the fewest calls a case took, with the narrowest error."""
+    if not cases:
+        return ""
+    worst = max(cases, key=lambda c: c["rel_err"])
+    best = min(cases, key=lambda c: c["rel_err"])
+    fewest = min(int(c[count]) for c in cases)
+    return f"±{worst['rel_err'] * 100:.2f}% at worst (±{best['rel_err'] * 100:.2f}% at best), {fewest}+ calls a case"
 
 
 def _rung_words(row: dict[str, Any]) -> str:

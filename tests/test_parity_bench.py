@@ -100,6 +100,49 @@ def test_popcorn_output_from_a_file_descriptor():
     )
 
 
+def test_benchmark_precision_read_from_eval_py_and_rung_and_tabled(tmp_path):
+    """Each side's timing precision per case (eval.py: the mean's standard error; rung: the
+    median's), so the time-to-verdict table compares times at what each side was sure of."""
+    said = {
+        "benchmark-count": "3",
+        "benchmark.0.runs": "100",
+        "benchmark.0.mean": "20000.0",
+        "benchmark.0.err": "300.0",
+        "benchmark.1.runs": "12",
+        "benchmark.1.mean": "5000000.0",
+        "benchmark.1.err": "4000.0",
+        "benchmark.2.status": "fail",
+        "benchmark.2.error": "mismatch",
+    }
+    theirs = parity_gpumode.benchmark_cases(said)
+    assert theirs == [
+        {"mean_us": 20.0, "rel_err": 0.015, "runs": 100},
+        {"mean_us": 5000.0, "rel_err": 0.0008, "runs": 12},
+    ]
+    bench = {
+        "name": "bench",
+        "status": "OK",
+        "message": "",
+        "metrics": {"cases": [{"median_ms": 0.02, "rel_median_sem": 0.004, "samples": 900}, {"error": "x"}]},
+    }
+    doc = {"solutions": [{"verdict": "PASS", "rungs": [bench]}]}
+    ours = parse_rung(json.dumps(doc), "")["bench_cases"]
+    assert ours == [{"median_us": 20.0, "rel_err": 0.004, "samples": 900}]
+    table = Table("t", "eval.py", {})
+    row = Row("grayscale_py", "submission.py", "shipped example", "PASS", {}, {})
+    row.theirs = {"verdict": "PASS", "seconds": 8.0, "modes": {"benchmark": {"cases": theirs}}}
+    row.rung = {"verdict": "PASS", "seconds": 16.0, "bench_cases": ours}
+    row.rung_warm = {"verdict": "PASS", "seconds": 4.0}
+    table.add(row)
+    table.write(tmp_path)
+    md = (tmp_path / "parity.md").read_text()
+    assert (
+        "| ±1.50% at worst (±0.08% at best), 12+ calls a case | ±0.40% at worst (±0.40% at best), 900+ calls a case |"
+        in md
+    )
+    assert "bench_cases" not in parse_rung(json.dumps({"solutions": [{"verdict": "PASS", "rungs": []}]}), "")
+
+
 def test_cases_file_is_what_eval_py_reads():
     text = parity_gpumode.cases_text([{"size": 127, "seed": 4242}, {"m": 64, "n": 32, "seed": 1}])
     assert text == "size: 127; seed: 4242\nm: 64; n: 32; seed: 1\n"

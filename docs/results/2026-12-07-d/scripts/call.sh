@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# This session's calls (carry .wcore .problem-sets), stage by stage:
+#   STAGES=ttv LIMIT=560 bash docs/results/2026-12-07-d/scripts/call.sh
+#   STAGES=spread LIMIT=560 bash docs/results/2026-12-07-d/scripts/call.sh
+# ttv:    every pmpp_v2 problem's submission.py cold, warm and in the loop beside eval.py's test
+#         plus benchmark, with the verdict's rungs only (load through roofline; dump, trace,
+#         profile and scopes skipped, the torch.compile baseline kept), each side's timing
+#         precision per case recorded (eval.py's mean's error, rung's median's).
+# spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
+# ttv.tar.gz and spread.tar.gz come back.
+set -uo pipefail
+python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .wcore/*.whl
+OUT=${OUT:-/tmp/out}
+LIMIT=${LIMIT:-560}
+STAGES=${STAGES:-ttv}
+began=$SECONDS
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv | tee "$OUT/gpu.txt"
+for stage in $STAGES; do
+  echo "== $stage at $((SECONDS - began)) s"
+  S=$((LIMIT - (SECONDS - began) - 10))
+  case $stage in
+  ttv)
+    RUNG_BASELINE=compile RUNG_SKIP=dump,trace,profile,scopes PYTHONPATH=$PWD/src:$PWD/bench timeout "$S" \
+      python3 bench/parity_gpumode.py --examples-only --resume --max-seconds "$((S - 20))" --out /tmp/ttv > /tmp/ttv.log 2>&1
+    tail -14 /tmp/ttv/parity.md
+    tar czf "$OUT/ttv.tar.gz" --exclude=solutions -C /tmp ttv ttv.log ;;
+  spread)
+    [ "$S" -ge 120 ] || { echo "spread: $S s left, too few"; continue; }
+    PYTHONPATH=$PWD/src timeout "$S" python3 bench/spread.py --only "matvec split-K,sort,softmax" \
+      --max-seconds "$((S - 40))" --out /tmp/spread > /tmp/spread.log 2>&1
+    tail -30 /tmp/spread/spread.md
+    tar czf "$OUT/spread.tar.gz" -C /tmp spread spread.log ;;
+  esac
+done
+echo "done: $((SECONDS - began)) s"
