@@ -7,6 +7,7 @@
 #         profile and scopes skipped, the torch.compile baseline kept), each side's timing
 #         precision per case recorded (eval.py's mean's error, rung's median's).
 # spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
+# NEED_GPU=H200 stops at once, exit 3, on any other card (the spread tables lack only an H200 run).
 # ttv.tar.gz and spread.tar.gz come back.
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .wcore/*.whl
@@ -15,6 +16,7 @@ LIMIT=${LIMIT:-560}
 STAGES=${STAGES:-ttv}
 began=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv | tee "$OUT/gpu.txt"
+grep -q "${NEED_GPU:-NVIDIA}" "$OUT/gpu.txt" || { echo "not an ${NEED_GPU:-}: stopped"; exit 3; }
 for stage in $STAGES; do
   echo "== $stage at $((SECONDS - began)) s"
   S=$((LIMIT - (SECONDS - began) - 10))
