@@ -19,9 +19,9 @@ Time to verdict: per problem, submission.py is checked first in a fresh workspac
 (cold), then a later version of it (the same code, other bytes) in the same ones (warm), then
 that later version as the optimize loop climbs it (bench/loop_climb.py: in a process that climbed
 submission.py, by a judge started while the agent thought, without the profile and scopes rungs
-as the loop's candidates climb); all beside eval.py's test plus
-benchmark wall time, with each side's timing precision per case (eval.py's mean's standard
-error as its benchmark mode writes it, rung's median's). The other solutions are checked in that workspace.
+as the loop's candidates climb); all beside eval.py's test plus benchmark wall time, with each
+side's timing precision per case (eval.py's mean's standard error as its benchmark mode writes
+it, rung's median's). The other solutions are checked in that workspace.
 Writes parity.json and parity.md to --out after every solution.
 """
 
