@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# This session's calls (carry .wcore .problem-sets), stage by stage:
+# This session's calls (carry .wcore .problem-sets, and .before for warm), stage by stage:
 #   STAGES=ttv LIMIT=560 bash docs/results/2026-12-07-d/scripts/call.sh
 #   STAGES=spread LIMIT=560 bash docs/results/2026-12-07-d/scripts/call.sh
+#   STAGES=warm LIMIT=400 bash docs/results/2026-12-07-d/scripts/call.sh
 # ttv:    every pmpp_v2 problem's submission.py cold, warm and in the loop beside eval.py's test
 #         plus benchmark, with the verdict's rungs only (load through roofline; dump, trace,
 #         profile and scopes skipped, the torch.compile baseline kept), each side's timing
 #         precision per case recorded (eval.py's mean's error, rung's median's).
+# warm:   the judge's CUDA start-up overlapping the solution process's (a3ab3d5's tree in
+#         .before, carried, against this one): grayscale, matmul and sort cold, warm and in the
+#         loop, as the ttv stage runs them, before then after.
 # spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
 # NEED_GPU=H200 stops at once, exit 3, on any other card (the spread tables lack only an H200 run).
 # ttv.tar.gz and spread.tar.gz come back.
 set -uo pipefail
+mkdir -p /tmp/warm
 python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .wcore/*.whl
 OUT=${OUT:-/tmp/out}
 LIMIT=${LIMIT:-560}
@@ -26,6 +31,16 @@ for stage in $STAGES; do
       python3 bench/parity_gpumode.py --examples-only --resume --max-seconds "$((S - 20))" --out /tmp/ttv > /tmp/ttv.log 2>&1
     tail -14 /tmp/ttv/parity.md
     tar czf "$OUT/ttv.tar.gz" --exclude=solutions -C /tmp ttv ttv.log ;;
+  warm)
+    ln -sfn "$PWD/.problem-sets" .before/.problem-sets  # the old tree's suite reads the sets beside it
+    for tree in before after; do
+      root=$PWD; [ $tree = before ] && root=$PWD/.before
+      RUNG_BASELINE=compile RUNG_SKIP=dump,trace,profile,scopes PYTHONPATH=$root/src:$root/bench timeout "$((S / 2))" \
+        python3 "$root/bench/parity_gpumode.py" --examples-only --only grayscale_py,matmul_py,sort_py \
+        --max-seconds "$((S / 2 - 15))" --out "/tmp/warm/$tree" > "/tmp/warm/$tree.log" 2>&1
+      tail -5 "/tmp/warm/$tree/parity.md"
+    done
+    tar czf "$OUT/warm.tar.gz" --exclude=solutions -C /tmp warm ;;
   spread)
     [ "$S" -ge 120 ] || { echo "spread: $S s left, too few"; continue; }
     PYTHONPATH=$PWD/src timeout "$S" python3 bench/spread.py --only "matvec split-K,sort,softmax" \
