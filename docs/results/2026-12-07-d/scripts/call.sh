@@ -11,6 +11,7 @@
 #         .before, carried, against this one): grayscale, matmul and sort cold, warm and in the
 #         loop, as the ttv stage runs them, before then after.
 # spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
+# SPREAD_GPU=H200 leaves the spread stage out on any other card;
 # NEED_GPU=H200 stops at once, exit 3, on any other card (the spread tables lack only an H200 run).
 # ttv.tar.gz and spread.tar.gz come back.
 set -uo pipefail
@@ -43,6 +44,7 @@ for stage in $STAGES; do
     tar czf "$OUT/warm.tar.gz" --exclude=solutions -C /tmp warm ;;
   spread)
     [ "$S" -ge 120 ] || { echo "spread: $S s left, too few"; continue; }
+    grep -q "${SPREAD_GPU:-NVIDIA}" "$OUT/gpu.txt" || { echo "spread: not an ${SPREAD_GPU:-}, left out"; continue; }
     PYTHONPATH=$PWD/src timeout "$S" python3 bench/spread.py --only "matvec split-K,sort,softmax" \
       --max-seconds "$((S - 40))" --out /tmp/spread > /tmp/spread.log 2>&1
     tail -30 /tmp/spread/spread.md
