@@ -98,14 +98,13 @@ def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch):
     import torch
 
     from rung.judge import main
-    from rung.judge.cuda_warmup import CudaWarmup
     from rung.judge.rungs import WORKER_RUNGS
 
     def out_of_memory(session, params):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.\nmore")
 
     monkeypatch.setitem(WORKER_RUNGS, "guard", out_of_memory)
-    said = main.handle(SimpleNamespace(warnings={}, warmup=CudaWarmup(False)), "guard", {})
+    said = main.handle(SimpleNamespace(warnings={}), "guard", {})
     assert said["status"] == "ERROR"
     assert (
         said["message"]

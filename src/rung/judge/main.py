@@ -109,8 +109,6 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
             }
         except ProblemError as e:
             return {"error": str(e)}
-    if op != "load":
-        session.warmup.wait()  # nothing a rung times shares the GPU with the judge's start-up
     start = time.perf_counter()
     session.timeout_s = float(params.get("timeout_s", 120.0))
     session.warnings.clear()

@@ -22,7 +22,6 @@ from rung.common.messages import CallReport, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
-from rung.judge.cuda_warmup import CudaWarmup
 from rung.judge.estimate import estimated_cost
 from rung.judge.formats import LoadedProblem, load_problem
 from rung.judge.solution_process import Placed, SolutionProcess
@@ -65,8 +64,6 @@ class Session:
         self._answer_specs: dict[tuple[TensorSpec, ...], list[TensorSpec]] = {}
         self._solution = solution
         self._builder: SolutionProcess | None = None
-        # While the solution process starts (the load rung waits for it), this judge starts CUDA.
-        self.warmup = CudaWarmup(solution is not None and self.device == "cuda")
 
     @property
     def problem(self) -> LoadedProblem:
