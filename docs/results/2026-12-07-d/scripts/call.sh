@@ -7,7 +7,7 @@
 #         plus benchmark, with the verdict's rungs only (load through roofline; dump, trace,
 #         profile and scopes skipped, the torch.compile baseline kept), each side's timing
 #         precision per case recorded (eval.py's mean's error, rung's median's).
-# warm:   the judge's CUDA start-up overlapping the solution process's (a3ab3d5's tree in
+# warm:   the judge's CUDA start-up overlapping the solution process's (c9c1651's tree in
 #         .before, carried, against this one): grayscale, matmul and sort cold, warm and in the
 #         loop, as the ttv stage runs them, before then after.
 # spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
