@@ -13,7 +13,7 @@
 # spread: one kernel, one number (bench/spread.py, 2026-12-06-f call C's entries).
 # SPREAD_GPU=H200 leaves the spread stage out on any other card;
 # NEED_GPU=H200 stops at once, exit 3, on any other card (the spread tables lack only an H200 run).
-# ttv.tar.gz and spread.tar.gz come back.
+# ttv.tar.gz, warm.tar.gz and spread.tar.gz come back. The warm stage measured 7b214b2, since reverted.
 set -uo pipefail
 mkdir -p /tmp/warm
 python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .wcore/*.whl
