@@ -13,8 +13,11 @@ from rung.trace import CALL
 HONEST = {"events": {"mean_ms": 0.1, "samples": 100}, "snapshots": [], "harm": {}}
 
 
+KEY = bytes(16)
+
+
 def _judge(**answer):
-    return _check_timed(None, {"n": 1}, [], (None, None), {**HONEST, **answer}, [], held_s=1.0)
+    return _check_timed(None, {"n": 1}, [], (None, None), {**HONEST, **answer}, ([], KEY), held_s=1.0)
 
 
 @pytest.mark.parametrize(
@@ -131,8 +134,9 @@ class _Session:
         return out
 
 
-def _shots(sets_of_calls: list[int]) -> list[dict]:
-    return [{"slot": k, "call": k, "set": s, "copied": True} for k, s in enumerate(sets_of_calls)]
+def _shots(n: int) -> list[dict]:
+    """The first n calls in n slots (so the judge's draw is theirs); call k took set k % 3."""
+    return [{"slot": k, "call": k, "copied": True} for k in range(n)]
 
 
 def _timed(session, shots, monkeypatch, wrong_set=-1):
@@ -149,27 +153,28 @@ def _timed(session, shots, monkeypatch, wrong_set=-1):
 
     monkeypatch.setattr(bench, "judge_outputs", judge_outputs)
     references = (torch.zeros(4), {0: session.reference(0, True)})  # as bench hands set 0's over
-    answer = {**HONEST, "snapshots": shots}
-    slots = [[torch.zeros(4)] for _ in shots]
-    checked = _check_timed(session, {"n": 1}, [0, 1, 2], references, answer, slots, 1.0)
+    n = len(shots)
+    answer = {**HONEST, "snapshots": shots, "timed_calls": n, "events": {"mean_ms": 0.1, "samples": n}}
+    slots = [[torch.zeros(4)] for _ in range(max(n, 1 + max(int(x["slot"]) for x in shots)))]
+    checked = _check_timed(session, {"n": 1}, [0, 1, 2], references, answer, (slots[:n], KEY), 1.0)
     return checked, seen
 
 
 def test_timed_outputs_are_checked_set_by_set_one_float64_reference_alive(monkeypatch):
     session = _Session()
-    checked, seen = _timed(session, _shots([2, 0, 1, 0, 2]), monkeypatch)
-    assert checked == 5 and seen == [0, 0, 1, 2, 2]
+    checked, seen = _timed(session, _shots(5), monkeypatch)
+    assert checked == 5 and seen == [0, 0, 1, 1, 2]
     # set 0's reference came in with the call; sets 1 and 2 were made with none other alive
     assert session.alive_when_made == [0, 0, 0]
 
 
 def test_a_wrong_answer_in_a_later_set_still_fails(monkeypatch):
     with pytest.raises(Failed, match=r"timed call 1 \(input set 1\) gave a wrong answer while timed"):
-        _timed(_Session(), _shots([0, 1, 2]), monkeypatch, wrong_set=1)
+        _timed(_Session(), _shots(3), monkeypatch, wrong_set=1)
 
 
-def test_a_shot_under_an_unknown_set_fails_before_any_reference_is_made(monkeypatch):
+def test_a_shot_under_an_unknown_slot_fails_before_any_reference_is_made(monkeypatch):
     session = _Session()
-    with pytest.raises(Failed, match="unknown slot or input set"):
-        _timed(session, _shots([0, 3]), monkeypatch)
+    with pytest.raises(Failed, match="unknown slot"):
+        _timed(session, [*_shots(1), {"slot": 3, "call": 1, "copied": True}], monkeypatch)
     assert session.alive_when_made == [0]  # the caller's set 0 only

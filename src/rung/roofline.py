@@ -6,10 +6,13 @@ compute ceiling is the one the case's FLOPs run against (`math`: fp32_vector, tf
 fp16_tensor, bf16_tensor; the cost model may name it, else the first floating input's dtype
 decides). A case can beat its memory time a little without a wrong cost model: the bytes it
 writes may still sit in the L2 when its last kernel ends, and a mid-sized stream (a 2^24-element
-add, 201 MB) read 105% of the DRAM ceiling on an H200. So the plausibility floor counts only the
-bytes past the L2 (`l2_bytes`, from `rung device`) at DRAM speed; a case measured faster than
-that floor (by more than 5%) means the cost model is wrong, and is reported as that, never as
-faster than light.
+add, 201 MB) read 105% of the DRAM ceiling on an H200. So the plausibility floor counts at DRAM
+speed only the bytes that must come from DRAM: those past the L2 (`l2_bytes`, from `rung device`),
+and at least the case's inputs (`input_bytes`, up to the cost model's bytes), which bench's L2
+flush before every call evicted, so that a problem smaller than the L2 has a floor too. Peaks are
+the datasheet's where rung knows the GPU (`rung.ceilings_datasheet`). A case measured faster than
+that floor (beyond 3 standard errors) is FAILED as physically impossible, naming a forged timing
+or a wrong cost model.
 
 A problem without a cost model gets one estimated by the judge (judge/estimate.py: FLOPs counted
 from the reference, bytes as inputs plus outputs), labelled "estimated" on every line and in the
@@ -24,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from rung import knobs
-from rung.ceilings_datasheet import DATASHEET
+from rung.ceilings_datasheet import datasheet
 from rung.spec import Device, RungResult, Status
 from rung.stats import geomean, relative_error
 
@@ -53,8 +56,9 @@ def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
             "roofline",
             Status.FAILED,
             f"physically impossible: case {r['case']} measured {r['measured_ms'] * 1e3:.1f} us, faster than the "
-            f"{r['floor_ms'] * 1e3:.1f} us the {peak['source']} peak allows for its cost model even with the L2 "
-            f"holding {r['l2_bytes']} of its bytes ({r['pct_of_roofline']:.0%} of roofline). Either the timing "
+            f"{r['floor_ms'] * 1e3:.1f} us the {peak['source']} peak allows for its cost model, counting only "
+            f"the {r['dram_floor_bytes']} bytes that must come from DRAM (its inputs, which the L2 flush "
+            f"before each call evicted, or what the L2 cannot hold) ({r['pct_of_roofline']:.0%} of roofline). Either the timing "
             f"is forged or the cost model is wrong (likely a cost-model error for an honest kernel: "
             f"bytes={r['bytes']}, flops={r['flops']})",
             metrics,
@@ -92,7 +96,7 @@ def _line(r: dict[str, Any]) -> str:
 def physical_limit(device: Device) -> dict[str, Any]:
     """The GPU's peaks: its datasheet's where rung knows the model, else the measured ceilings
     raised by UNKNOWN_PEAK_OVER_MEASURED."""
-    sheet = next((v for k, v in DATASHEET.items() if device.name.startswith(k)), None)
+    sheet = datasheet(device.name)
     if sheet is not None:
         return {"source": f"{device.name} datasheet", **sheet}
     scaled = {
@@ -114,7 +118,8 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
     attainable = max(t_compute, t_memory, launch)
     peak_tflops = float(peak.get(math_key) or peak.get("fp32_vector_tflops") or tflops)
     peak_bandwidth = float(peak.get("dram_gbps") or ceilings["dram_gbps"]) * 1e9
-    floor = max(c["flops"] / (peak_tflops * 1e12), max(c["bytes"] - l2, 0) / peak_bandwidth) * 1e3
+    dram_bytes = dram_floor_bytes(c, l2)
+    floor = max(c["flops"] / (peak_tflops * 1e12), dram_bytes / peak_bandwidth) * 1e3
     slack = max(3 * relative_error(c), MIN_SLACK)
     return {
         "case": c["case"],
@@ -125,6 +130,7 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
         "memory_ms": t_memory,
         "attainable_ms": attainable,
         "l2_bytes": l2,
+        "dram_floor_bytes": dram_bytes,
         "floor_ms": floor,
         "slack": slack,
         "faster_than_floor": c["median_ms"] < floor * (1 - slack),
@@ -138,6 +144,14 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
         else "compute",
         "cost": "estimated" if c.get("cost_estimated") else "problem",
     }
+
+
+def dram_floor_bytes(c: dict[str, Any], l2_bytes: int) -> int:
+    """The bytes of a case that must cross DRAM in every timed call: what the L2 cannot hold, and
+    at least its inputs (bench flushes the L2 before each call, so they start in DRAM), counted
+    only up to the cost model's bytes (a kernel may need less than all of its inputs)."""
+    moved = int(c["bytes"])
+    return max(moved - l2_bytes, min(moved, int(c.get("input_bytes", 0))), 0)
 
 
 def _launch_ms(c: dict[str, Any], ceilings: dict[str, Any]) -> float:

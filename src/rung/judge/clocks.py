@@ -23,23 +23,32 @@ KEPT = ("sm_mhz", "max_sm_mhz", "default_app_sm_mhz", "clock_reasons", "power_w"
 
 
 class Reading:
-    def __init__(self) -> None:
+    """With `ours` (the processes of this check on the GPU), who else used the GPU then too."""
+
+    def __init__(self, ours: set[int] | None = None) -> None:
         self._facts: dict[str, Any] = gpu_facts.unavailable("not read")
+        self._ours = ours
+        self._others: dict[str, Any] | None = None
         self._thread = threading.Thread(target=self._read, daemon=True)
 
     @classmethod
-    def start(cls) -> Reading:
-        reading = cls()
+    def start(cls, ours: set[int] | None = None) -> Reading:
+        reading = cls(ours)
         reading._thread.start()
         return reading
 
     def _read(self) -> None:
         time.sleep(SAMPLE_AFTER_S)
         self._facts = gpu_facts.read(cuda_uuid())
+        if self._ours is not None:
+            self._others = gpu_facts.others_using(cuda_uuid(), self._ours)
 
     def result(self) -> dict[str, Any]:
         self._thread.join()
-        return summary(self._facts)
+        out = summary(self._facts)
+        if self._others is not None:
+            out["others_on_gpu"] = self._others
+        return out
 
 
 def summary(facts: dict[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ clocks on some) is None, its NVML error under `unread`; the rest of the record s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ REASONS = {
 }
 CLOCK_SM, CLOCK_MEM = 1, 2  # nvmlClockType_t
 CORRECTED, UNCORRECTED, VOLATILE = 0, 1, 0  # nvmlMemoryErrorType_t, nvmlEccCounterType_t
+BUSY_PCT = 5  # utilization of an idle GPU reads 0; a few percent is another process's work
 
 
 def unavailable(reason: str) -> dict[str, Any]:
@@ -53,6 +55,43 @@ def read(uuid: str = "", nvml: Any = None) -> dict[str, Any]:
         return unavailable(f"NVML has no GPU {uuid or 0}: {e}")
     finally:
         nvml.nvmlShutdown()
+
+
+def others_using(uuid: str, ours: set[int], idle_before: bool = False, nvml: Any = None) -> dict[str, Any]:
+    """Who else uses the GPU whose CUDA UUID is `uuid`: the compute and graphics processes NVML
+    lists that are not in `ours` (this judge, its solution process), and its utilization over
+    NVML's last sample period (ours included: only read before this process's own work says
+    anything of others). `busy` where another process is listed, or, with `idle_before`, the
+    utilization reads BUSY_PCT or more; where NVML cannot tell (no driver, no bindings), `unknown`.
+    A container that hides other namespaces' process ids lists none: utilization still shows them."""
+    nvml, why = _started(nvml)
+    if nvml is None:
+        return {"busy": False, "unknown": why}
+    try:
+        handle = nvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+        pids: set[int] = set()
+        for ask in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+            with contextlib.suppress(nvml.NVMLError, AttributeError):
+                pids |= {int(p.pid) for p in getattr(nvml, ask)(handle)}
+        # In a container NVML lists the host's process ids, none of them ours: then only how
+        # many there are beyond ours says that others are there.
+        namespaced = bool(pids) and not pids & ours
+        others = sorted(
+            pids if namespaced and len(pids) > len(ours) else set() if namespaced else pids - ours
+        )
+        try:
+            busy_pct: int | None = int(nvml.nvmlDeviceGetUtilizationRates(handle).gpu)
+        except nvml.NVMLError:
+            busy_pct = None
+    except nvml.NVMLError as e:
+        return {"busy": False, "unknown": f"NVML has no GPU {uuid}: {e}"}
+    finally:
+        nvml.nvmlShutdown()
+    return {
+        "busy": bool(others) or (idle_before and busy_pct is not None and busy_pct >= BUSY_PCT),
+        "other_pids": others[:10],
+        "utilization_pct": busy_pct,
+    }
 
 
 def count(nvml: Any = None) -> int:

@@ -1,9 +1,10 @@
 """bench, the solution process's part: time the solution on the input sets the judge placed,
 and copy the outputs of randomly chosen timed calls into the judge's slots.
 
-Which timed calls are copied is drawn from os.urandom only after each call has returned (a
-reservoir over all timed calls, as many as there are slots), so no call can know whether its
-answer will be looked at. The copy is queued in the call's stream right after its end event: it
+Which timed calls are copied is a reservoir over all timed calls (as many as there are slots),
+drawn from a key the judge sent with its own randomness (`rung.common.checked_calls`), never from
+a random source of this process; the judge recounts the reservoir from the key and fails copies
+from any other call. The copy is queued in the call's stream right after its end event: it
 is not timed, and it sees the output as it was when the call ended, so work still running
 elsewhere after the call returned is not in it. The judge compares every copy with its own
 reference for that call's input set.
@@ -11,12 +12,12 @@ reference for that call's input set.
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from rung.common.checked_calls import slot_of
 from rung.common.measure import guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy, graph_timed
@@ -27,8 +28,9 @@ from rung.solution.harness import Harness, kind_of
 class Snapshots:
     """A reservoir of timed calls whose outputs are copied into the judge's slots."""
 
-    def __init__(self, harness: Harness, slots: list[list[int]], sets: int) -> None:
+    def __init__(self, harness: Harness, slots: list[list[int]], sets: int, key: bytes) -> None:
         self.slots = [[harness.tensor(k) for k in ids] for ids in slots]
+        self.key = key
         self.sets = sets
         self.seen = 0
         self.taken: dict[int, dict[str, Any]] = {}
@@ -36,8 +38,8 @@ class Snapshots:
 
     def after(self, i: int) -> None:
         n, self.seen = self.seen, self.seen + 1
-        k = n if n < len(self.slots) else secrets.randbelow(n + 1)
-        if k >= len(self.slots):
+        k = slot_of(self.key, n, len(self.slots))
+        if k is None:
             return
         outs = tensor_list(self.last)
         targets = self.slots[k]
@@ -63,7 +65,7 @@ def bench(harness: Harness, warmup: Any, params: dict[str, Any]) -> dict[str, An
     torch.cuda.empty_cache()  # what earlier rungs and cases left cached: the other process may need it
     sets = [harness.inputs(tree) for tree in params["sets"]]
     fn = harness.entry
-    snapshots = Snapshots(harness, params["slots"], len(sets))
+    snapshots = Snapshots(harness, params["slots"], len(sets), bytes.fromhex(params["check_key"]))
 
     def call(i: int) -> Any:
         snapshots.last = fn(*sets[i % len(sets)])

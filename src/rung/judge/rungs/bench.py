@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,10 +34,11 @@ from typing import Any
 import torch
 
 from rung import knobs
+from rung.common.checked_calls import reservoir
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
-from rung.common.trees import leaves
+from rung.common.trees import clone_tree, leaves
 from rung.judge import kept_timings
 from rung.judge.clocks import Reading
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
@@ -85,7 +88,11 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
     ]
     lines += [f"  {said}" for r in results if (said := sets_apart(r))]
     lines += [f"  {said}" for r in results if (said := idle_between_kernels(r))]
+    shared = sorted({p for r in results for p in r["shared_gpu"]})
+    metrics["shared_gpu"] = shared
     warn = "; samples taken while the SM clock was below 75% of its default" if metrics["throttled"] else ""
+    if shared:
+        warn += f"; timed while other processes used this GPU ({', '.join(map(str, shared[:5]))}): figures may be slow"
     return RungResult(
         "bench", Status.OK, f"{len(results)} cases timed{warn}\n" + "\n".join(lines), metrics, artifacts
     )
@@ -125,7 +132,11 @@ def _case(
     torch.cuda.empty_cache()
     trace = session.run_dir / "solution" / "bench" / f"case{index}.trace.json"
     trace.parent.mkdir(parents=True, exist_ok=True)
-    before = Reading.start()  # NVML reads the clock while the solution warms up
+    ours = {os.getpid(), *([proc.pid] if proc.pid else [])}
+    before = Reading.start(
+        ours
+    )  # NVML reads the clock (and who else is on the GPU) while the solution warms up
+    check_key = secrets.token_bytes(16)  # which timed calls are checked: the judge's draw alone
     began = time.perf_counter()
     try:
         sol = proc.request(
@@ -133,6 +144,7 @@ def _case(
             {
                 "sets": [p.tree for p in placed],
                 "slots": slot_ids,
+                "check_key": check_key.hex(),
                 "policy": dataclasses.asdict(policy),
                 "trace": str(trace),
                 "graph_below_ms": GRAPH_BELOW_MS,
@@ -141,7 +153,11 @@ def _case(
         )
         held_s = time.perf_counter() - began
         wall.lap("solution")
-        checked = _check_timed(session, case, sets, (expected, precise_by_set), sol, slots, held_s)
+        checked = _check_timed(
+            session, case, sets, (expected, precise_by_set), sol, (slots, check_key), held_s
+        )
+        del precise_by_set
+        _check_content_cache(session, case, sets, placed)
     finally:
         for p in placed:
             proc.free(p.ids, p.local)
@@ -151,7 +167,7 @@ def _case(
     kept = _keeper(session, case, len(sets), hot, flush)
     # ... and right after the solution's samples, while the reference runs where it is timed now
     # (a kept reference timing must not cost the reading that shows the samples' clocks held)
-    after = Reading.start()
+    after = Reading.start(ours)
 
     def time_reference() -> dict[str, Any]:
         return measure(
@@ -169,6 +185,7 @@ def _case(
     r["method"] = method(r)
     r["timed_outputs_checked"] = checked
     r["throttled"] = any(c.get("throttled") for c in clocks)
+    r["shared_gpu"] = shared_gpu(clocks)
     r["reference"] = ref
     r["speedup_vs_reference"], r["speedup_vs_reference_err"] = ratio(ref, r)
     if str(knobs.get("RUNG_BASELINE")) == "compile":
@@ -182,6 +199,7 @@ def _case(
     cost = session.roofline_cost(case, first)
     if cost:
         r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or _math(first)})
+        r["input_bytes"] = read_bytes(first, specs)
         if cost.get("cost_estimated"):
             r.update(cost_estimated=True, flops_by_op=cost["flops_by_op"])
         seconds = r["median_ms"] / 1e3
@@ -215,11 +233,13 @@ def _check_timed(
     sets: list[Any],
     references: tuple[Any, dict[int, Any]],
     sol: dict[str, Any],
-    slots: list[Any],
+    drawn: tuple[list[Any], bytes],
     held_s: float,
 ) -> int:
     """What the judge checks of a timing it did not watch; Failed naming the first thing wrong.
-    The number of timed calls whose output was checked."""
+    The number of timed calls whose output was checked. `drawn`: the slots the outputs were
+    copied into, and the key that chose which calls."""
+    slots, check_key = drawn
     where = f"benchmark case {case}"
     if "error" in sol:
         raise TimedCallRaised(f"{where}: while timed: {sol['error']}")
@@ -256,10 +276,15 @@ def _check_timed(
     # One float64 reference is alive at a time, shots checked set by set: a float64 copy of
     # KernelBench's 6 GiB outputs is 12 GiB, and an 80 GB GPU holds the solution process too.
     expected, precise = references
-    if any(not 0 <= int(x["set"]) < len(sets) or not 0 <= int(x["slot"]) < len(slots) for x in shots):
-        raise Failed(f"{where}: a timed call's output came back under an unknown slot or input set")
-    for shot in sorted(shots, key=lambda x: int(x["set"])):
-        k, i, s = int(shot["slot"]), int(shot["call"]), int(shot["set"])
+    if any(not 0 <= int(x["slot"]) < len(slots) for x in shots):
+        raise Failed(f"{where}: a timed call's output came back under an unknown slot")
+    check_choice(
+        where, shots, check_key, len(slots), int(sol.get("timed_calls", -1)), int(events.get("samples", 0))
+    )
+    # call i took input set i % sets: the judge's count, not the solution process's word
+    for shot in sorted(shots, key=lambda x: int(x["call"]) % len(sets)):
+        k, i = int(shot["slot"]), int(shot["call"])
+        s = i % len(sets)
         if not shot.get("copied"):
             raise Failed(
                 f"{where}: timed call {i} returned {shot.get('returned')}, not the checked outputs' shape"
@@ -278,6 +303,91 @@ def _check_timed(
                 {"case": case, "call": i, "set": s},
             )
     return len(shots)
+
+
+def check_choice(
+    where: str, shots: list[dict[str, Any]], key: bytes, slots: int, timed_calls: int, samples: int
+) -> None:
+    """Failed where the timed calls whose outputs came back are not those the judge's key chose
+    (`rung.common.checked_calls`), or their count is not the events pass's samples: the choice of
+    checked calls was steered in the solution's process."""
+    if timed_calls != samples:
+        raise Failed(
+            f"{where}: the solution process counted {timed_calls} timed calls for its checked outputs "
+            f"but reported {samples} samples: the choice of checked calls was tampered with"
+        )
+    held = reservoir(key, slots, timed_calls)
+    came = {int(x["slot"]): int(x["call"]) for x in shots}
+    for slot, call in sorted(held.items()):
+        if came.get(slot) != call:
+            raise Failed(
+                f"{where}: slot {slot} came back holding timed call {came.get(slot)}, where the judge's "
+                f"draw put call {call}: the choice of checked calls was steered in the solution's process"
+            )
+    if len(came) != len(held):
+        raise Failed(f"{where}: {len(came)} checked outputs came back where the judge drew {len(held)}")
+
+
+def _check_content_cache(session: Any, case: dict[str, Any], sets: list[Any], placed: list[Any]) -> None:
+    """Failed where a timed input set, changed in one element of each floating input after its
+    calls were timed (where it was placed), gives the answer it gave before: the solution keeps
+    answers by what its inputs look like (a content cache: the timed sets repeat, so every timed
+    call after the first of each set would be a hit, and every checked answer right)."""
+    s = secrets.randbelow(len(sets))
+    changed = one_changed(sets[s])
+    if changed is None:
+        return
+    session.at = f"benchmark case {case}, input set {s} changed in one element after it was timed"
+    session.solution.refill(placed[s], changed)
+    expected = session.reference(changed, precise=False)
+    precise = session.reference(changed, precise=True)
+    called = session.call(changed, expected, placed=placed[s])
+    ok, message, _ = judge_outputs(session, changed, called, expected, precise, ours=True)
+    if not ok:
+        raise Failed(
+            f"benchmark case {case}: input set {s}, changed in one element of each floating input after "
+            f"its calls were timed, gave a wrong answer ({message}): the solution answers from what it "
+            "kept of inputs it saw before (a content cache), not from the inputs it is given",
+            {"case": case, "set": s},
+        )
+
+
+def one_changed(inputs: Any) -> Any | None:
+    """A copy of `inputs` in which one element of each floating tensor (at a place the judge
+    draws) takes the value of another of its elements, so values stay in the inputs' own range;
+    None where no tensor has two distinct values to swap in."""
+    out = clone_tree(inputs)
+    changed = False
+    for t in leaves(out):
+        if not t.is_floating_point() or t.numel() < 2:
+            continue
+        flat = t.view(-1) if t.is_contiguous() else None
+        if flat is None:
+            continue
+        i, j = secrets.randbelow(t.numel()), secrets.randbelow(t.numel())
+        if i == j or bool(flat[i] == flat[j]):
+            others = (flat != flat[i]).nonzero()
+            if others.numel() == 0:
+                continue
+            j = int(others[secrets.randbelow(others.numel())])
+        flat[i] = flat[j]
+        changed = True
+    return out if changed else None
+
+
+def read_bytes(inputs: Any, outputs: list[TensorSpec]) -> int:
+    """The bytes of a case's inputs a call must read from DRAM (bench flushes the L2 before it),
+    less one input tensor shaped as each output: formats that hand the output buffer in among
+    the inputs (GPU MODE) have it written, not read, and its writes may stay in the L2."""
+    left = list(outputs)
+    total = 0
+    for t in leaves(inputs):
+        spec = TensorSpec.of(t)
+        if spec in left:
+            left.remove(spec)
+            continue
+        total += t.numel() * t.element_size()
+    return total
 
 
 class TimedCallRaised(Exception):
@@ -302,6 +412,11 @@ class _Copied:
             "tensor" if isinstance(expected, torch.Tensor) else f"tuple of {len(outs)}", metas
         )
         self.outs = outs
+
+
+def shared_gpu(clocks: list[dict[str, Any]]) -> list[int]:
+    """The other processes NVML saw on the GPU while the case was timed (its readings' `others_on_gpu`)."""
+    return sorted({p for c in clocks for p in (c.get("others_on_gpu") or {}).get("other_pids", [])})
 
 
 def snapshots(specs: list[TensorSpec]) -> int:
@@ -458,6 +573,10 @@ def _line(r: dict[str, Any]) -> str:
         parts.append(f"x{r['speedup_vs_compile']:.2f} vs torch.compile{_kept(r['compile'])}")
     if "graph" in r and "median_ms" in r["graph"]:
         parts.append(f"graph {r['graph']['median_ms'] * 1e3:.1f} us")
+    if r.get("shared_gpu"):
+        parts.append(
+            f"timed while other processes used the GPU (pids {', '.join(map(str, r['shared_gpu'][:5]))})"
+        )
     if r.get("timing") == "cupti":
         copies = f" + {r['copies_per_call']} copy/memset" if r.get("copies_per_call") else ""
         parts.append(
