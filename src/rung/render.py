@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rung import views
-from rung.ceilings_datasheet import DATASHEET
+from rung.ceilings_datasheet import datasheet
 from rung.spec import Device, Problem, Run, RungResult, Status
 
 STYLE = {
@@ -275,7 +275,7 @@ def _ceilings(dev: Device) -> Table:
     )
     for col in ("ceiling", "measured", "datasheet", "measured/datasheet"):
         table.add_column(col, justify="left" if col == "ceiling" else "right")
-    sheet = DATASHEET.get(dev.name, {})
+    sheet = datasheet(dev.name) or {}
     for key, value in dev.ceilings.items():
         if not isinstance(value, (int, float)):
             continue
@@ -283,6 +283,8 @@ def _ceilings(dev: Device) -> Table:
         table.add_row(key, f"{value:,.1f}", f"{ref:,.0f}" if ref else "", f"{value / ref:.0%}" if ref else "")
     if not dev.ceilings:
         table.add_row("(no GPU: nothing to measure)", "", "", "")
+    if dev.ceilings.get("not_cached"):
+        table.caption = f"not cached, measured again next time: {dev.ceilings['not_cached']}"
     return table
 
 

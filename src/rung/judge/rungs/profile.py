@@ -25,6 +25,8 @@ from typing import Any
 import torch
 
 from rung import ncu
+from rung.judge import gpu_lock
+from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
 from rung.judge.rungs.correct import trial_seed
 from rung.profile import failed, interpret, read_text, replay_passes
@@ -53,7 +55,8 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     report, log, target_log = out / "report.ncu-rep", out / "ncu.log", out / "target.log"
     target = [sys.executable, "-m", "rung.solution.profile_target", str(start_path), str(inputs_path)]
     began = time.perf_counter()
-    with target_log.open("wb") as sink:
+    # one check at a time profiles this GPU: two at once, one read SKIPPED (rung.judge.gpu_lock)
+    with gpu_lock.held(cuda_uuid(), session.timeout_s), target_log.open("wb") as sink:
         proc = subprocess.Popen(
             ncu.command(exe, report, log, target),
             stdin=subprocess.DEVNULL,
