@@ -63,7 +63,7 @@ def test_a_backend_without_a_cpu_path_builds_and_dumps_then_skips_the_rest(climb
     for name in ("run", "guard", "correct", "scale"):
         assert status[name] == (Status.SKIPPED, "needs a GPU: triton solutions run only on CUDA devices")
     assert status["bench"] == (Status.SKIPPED, "no CUDA device on this machine")
-    assert run.ok and run.verdict == "SKIPPED at run"
+    assert not run.ok and run.outcome.value == "unverified" and run.verdict == "SKIPPED at run"
 
 
 # --- a backend whose package is missing -------------------------------------------------------
@@ -187,7 +187,7 @@ def test_each_template_climbs_as_far_as_this_machine_allows(climb, tmp_path, bac
     assert first.name == f"{backend.BACKEND.value}_first.py"
     run = climb(folder, first)
     rungs = "\n".join(f"{r.name}: {r.status.value} {r.message}" for r in run.rungs)
-    assert run.ok, rungs
+    assert not any(r.status.bad for r in run.rungs), rungs
     assert rung_of(run, "load").metrics["backends"] == [backend.BACKEND.value]
     if backend.compile_solution is not None:
         assert rung_of(run, "compile").status == Status.OK, rungs

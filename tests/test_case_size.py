@@ -155,7 +155,7 @@ def test_native_test_case_too_large_skips_correct_and_the_verdict_says_so(climb,
     ("skipped", "verdict"),
     [
         ((), "PASS"),
-        (("scale",), "PASS"),
+        (("scale",), "SKIPPED at scale"),
         (("correct",), "SKIPPED at correct"),
         (("run", "correct"), "SKIPPED at run"),
     ],
@@ -164,7 +164,7 @@ def test_a_run_that_checked_nothing_does_not_read_pass(skipped, verdict):
     names = ("load", "run", "guard", "correct", "scale", "bench")
     rungs = [RungResult(n, Status.SKIPPED if n in skipped or n == "bench" else Status.OK) for n in names]
     run = Run(1, "p", Solution("s.py", "0"), Device("cpu", "cpu"), 0, rungs, finished=1.0)
-    assert run.ok and run.verdict == verdict
+    assert run.ok == (verdict == "PASS") and run.verdict == verdict
 
 
 def _native(tmp_path: Path, tests: list, benchmarks: list) -> Path:

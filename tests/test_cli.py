@@ -31,7 +31,7 @@ def test_check_json_is_one_object_with_stable_keys(tmp_path):
     assert done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     assert set(doc) >= {"schema", "problem", "solutions"}
-    assert doc["schema"] == "rung/2" and doc["problem"] == "tiny"
+    assert doc["schema"] == "rung/3" and doc["problem"] == "tiny"
     good, bad = doc["solutions"]
     assert good["ok"] is True and bad["ok"] is False
     for s in (good, bad):
@@ -152,7 +152,7 @@ def test_history_show_and_diff(tmp_path):
     assert missing.returncode == 2 and "no run 99" in missing.stderr
 
     one = json.loads(rung("show", "2", "--rung", "run", "--json", "-w", str(tmp_path)).stdout)
-    assert one == {"schema": "rung/2", "run": 2, "rung": shown["rungs"][2]}
+    assert one == {"schema": "rung/3", "run": 2, "rung": shown["rungs"][2]}
     lines = rung("show", "2", "--rung", "run", "-w", str(tmp_path)).stdout.splitlines()
     assert lines[1].split()[1:3] == ["run", "ERROR"] and "kernel exploded on purpose" in lines[1]
     nope = rung("show", "2", "--rung", "nope", "-w", str(tmp_path))
@@ -172,7 +172,7 @@ def test_history_show_and_diff(tmp_path):
 def test_problem_describes_its_cases(tmp_path):
     doc = json.loads(rung("problem", str(TINY), "--json", cwd=tmp_path).stdout)
     assert doc == {
-        "schema": "rung/2",
+        "schema": "rung/3",
         "name": "tiny",
         "path": str(TINY.resolve()),
         "doc": "Test fixture: double a float32 vector. Small enough that every rung takes milliseconds.",

@@ -117,11 +117,11 @@ def test_cli_add_search_sources(tmp_path, docs):
     ws = str(tmp_path / "ws")
     added = rung("add", str(docs), "--json", "-w", ws)
     assert added.returncode == 0, added.stderr
-    assert json.loads(added.stdout) == {"schema": "rung/2", "added": {str(docs): 4}, "absent": []}
+    assert json.loads(added.stdout) == {"schema": "rung/3", "added": {str(docs): 4}, "absent": []}
     found = rung("search", "cp.async.bulk", "--json", "-w", ws)
     assert found.returncode == 0, found.stderr
     doc = json.loads(found.stdout)
-    assert doc["schema"] == "rung/2" and doc["query"] == "cp.async.bulk"
+    assert doc["schema"] == "rung/3" and doc["query"] == "cp.async.bulk"
     assert set(doc["snippets"][0]) == {"path", "line", "text", "score", "source"}
     assert doc["snippets"][0]["line"] == 36
     human = rung("search", "swizzle", "-w", ws)

@@ -135,7 +135,7 @@ def test_the_verbs_are_listed_as_tools(server):
 
 
 def test_check_stores_runs_that_show_exactly_as_the_cli_does(server, checked, workspace):
-    assert checked["schema"] == "rung/2" and checked["problem"] == "tiny"
+    assert checked["schema"] == "rung/3" and checked["problem"] == "tiny"
     good, bad = checked["solutions"]
     assert (good["run"], good["verdict"], bad["run"], bad["verdict"]) == (1, "PASS", 2, "FAIL at run")
     assert good["path"] == str(workspace / "problems/tiny/solutions/good.py")

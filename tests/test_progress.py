@@ -20,7 +20,8 @@ def _run(*statuses: tuple[str, Status], finished: bool = True) -> Run:
 
 
 def test_each_run_is_counted_as_pytest_would():
-    passed = _run(("run", Status.OK), ("correct", Status.OK), ("bench", Status.SKIPPED))
+    checked = (("run", Status.OK), ("guard", Status.OK), ("correct", Status.OK), ("scale", Status.OK))
+    passed = _run(*checked, ("bench", Status.SKIPPED))
     failed = _run(("run", Status.OK), ("correct", Status.FAILED))
     crashed = _run(("run", Status.ERROR))
     hung = _run(("run", Status.OK), ("correct", Status.TIMEOUT))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
-from rung.spec import SCHEMA, Device, Run, RungResult, Solution, Status, dumps
+from rung.spec import NO_BENCHMARKS, SCHEMA, Device, Run, RungResult, Solution, Status, dumps
 
 
 def sample_run() -> Run:
@@ -53,7 +54,62 @@ def test_other_schema_is_refused():
         Run.from_dict(d)
 
 
-def test_skipped_rungs_do_not_fail_a_run():
-    run = sample_run()
-    run.rungs = [RungResult("load", Status.OK), RungResult("bench", Status.SKIPPED, "no GPU")]
-    assert run.ok and run.verdict == "PASS"
+def _climbed(statuses: dict[str, Status], finished: float | None = 1.0, **messages: str) -> Run:
+    names = ("load", "compile", "run", "guard", "correct", "scale", "bench", "dump")
+    rungs = [RungResult(n, statuses.get(n, Status.OK), messages.get(n, f"{n} says why")) for n in names]
+    return Run(1, "p", Solution("s.py", "0"), Device("cpu", "cpu"), 0, rungs, finished=finished)
+
+
+@pytest.mark.parametrize(
+    ("statuses", "outcome", "verdict"),
+    [
+        ({"bench": Status.SKIPPED}, "verified", "PASS"),  # no GPU: not timed, but checked
+        ({"compile": Status.SKIPPED, "dump": Status.SKIPPED}, "verified", "PASS"),
+        # a CUDA C++ kernel on a machine with no GPU: built, never compared with the reference
+        (
+            {n: Status.SKIPPED for n in ("run", "guard", "correct", "scale", "bench")},
+            "unverified",
+            "SKIPPED at run",
+        ),
+        ({"correct": Status.SKIPPED, "scale": Status.SKIPPED}, "unverified", "SKIPPED at correct"),
+        ({"guard": Status.SKIPPED}, "unverified", "SKIPPED at guard"),  # RUNG_SKIP=guard
+        ({"scale": Status.SKIPPED}, "unverified", "SKIPPED at scale"),  # RUNG_SKIP=scale
+        ({"correct": Status.FAILED}, "failed", "FAIL at correct"),
+        ({"run": Status.SKIPPED, "compile": Status.ERROR}, "failed", "FAIL at compile"),
+        ({"guard": Status.TIMEOUT}, "failed", "FAIL at guard"),
+        ({"bench": Status.INTERRUPTED}, "unverified", "INTERRUPTED after dump"),
+    ],
+)
+def test_ok_means_verified(statuses, outcome, verdict):
+    """ok is true only where every rung that decides correctness ran and passed."""
+    run = _climbed(statuses)
+    assert (run.outcome.value, run.verdict, run.ok) == (outcome, verdict, outcome == "verified")
+    assert run.to_dict()["ok"] is run.ok and run.to_dict()["outcome"] == outcome
+    assert bool(run.why) == (outcome != "verified")
+
+
+def test_an_unfinished_or_empty_run_is_not_verified():
+    assert (
+        not _climbed({}, finished=None).ok and _climbed({}, finished=None).verdict == "UNFINISHED after dump"
+    )
+    empty = Run(1, "p", Solution("s.py", "0"), Device("cpu", "cpu"), 0, [], finished=1.0)
+    assert empty.outcome.value == "unverified" and empty.verdict == "EMPTY"
+
+
+def test_scale_is_excused_only_for_sizes_this_machine_cannot_hold():
+    """scale SKIPPED with nothing to check, or with every size that fits matched and the rest
+    named as too large, leaves a version verified; any other scale SKIPPED does not."""
+    no_benchmarks = _climbed({"scale": Status.SKIPPED}, scale=NO_BENCHMARKS)
+    assert no_benchmarks.ok and no_benchmarks.verdict == "PASS"
+    too_large = _climbed({"scale": Status.SKIPPED})
+    too_large.rungs[5].metrics["not_checked"] = ["{'n': 16777216}: 128 MiB > RUNG_CPU_MAX_CASE_MB=64"]
+    assert too_large.ok
+    told = _climbed({"scale": Status.SKIPPED}, scale=f"{NO_BENCHMARKS} (says the solution)")
+    assert not told.ok and told.why == f"{NO_BENCHMARKS} (says the solution)"
+
+
+def test_the_judge_says_no_benchmarks_in_the_words_spec_reads():
+    """spec excuses scale by the judge's exact message: the two must not drift apart."""
+    judge = Path(__file__).parents[1] / "src" / "rung" / "judge" / "rungs" / "correct.py"
+    source = judge.read_text()
+    assert f'"{NO_BENCHMARKS}"' in source and '"not_checked"' in source

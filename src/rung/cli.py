@@ -1,7 +1,8 @@
 """The `rung` command: a thin layer over the library that maps errors to exit codes and words.
 
-Exit codes: 0 every solution passed every rung that ran; 1 a solution failed; 2 bad usage or a
-bad problem (one line on stderr, no traceback).
+Exit codes: 0 no solution failed (each verified, or not verifiable on this machine: a skip, as
+pytest counts one; `--json`'s `ok` is true only for a verified one); 1 a solution failed; 2 bad
+usage or a bad problem (one line on stderr, no traceback); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rich.console import Console
 
 from rung import api, confine, knobs, progress, render, runner, scaffold, settings, views
 from rung.errors import RungError
-from rung.spec import SCHEMA, Run, RungResult, dumps
+from rung.spec import SCHEMA, Outcome, Run, RungResult, dumps
 from rung.store import existing_workspace, find_workspace
 
 app = typer.Typer(
@@ -136,7 +137,7 @@ def check(
         print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
     else:
         out.print(progress.summary_line(runs, wall_s))
-    raise typer.Exit(0 if all(r.ok for r in runs) else 1)
+    raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
 
 
 def _check_one_by_one(
@@ -500,9 +501,11 @@ def report(
     if json_out:
         print(dumps(doc))
         return
-    failed = sum(not r["ok"] for r in doc["runs"])
+    counts = {word: sum(r["outcome"] == word for r in doc["runs"]) for word in ("verified", "failed")}
     out.print(
-        f"wrote {doc['out']}: {len(doc['runs'])} versions of {doc['problem']}, {failed} failed", markup=False
+        f"wrote {doc['out']}: {len(doc['runs'])} versions of {doc['problem']}, {counts['verified']} verified, "
+        f"{counts['failed']} failed, {len(doc['runs']) - sum(counts.values())} not verified here",
+        markup=False,
     )
 
 

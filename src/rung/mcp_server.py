@@ -125,7 +125,8 @@ def build(workspace: Path) -> MCPServer:
     @tool
     async def check(problem: str, solutions: list[str], ctx: Context) -> str:
         """Climb the ladder for each solution file of a problem folder and store the runs; the JSON of
-        `rung check PROBLEM SOLUTION... --json`: every rung's status, message, figures, artifacts.
+        `rung check PROBLEM SOLUTION... --json`: every rung's status, message, figures, artifacts;
+        per solution `outcome` (verified, failed, unverified) and `ok`, true only when verified.
         Progress is reported per rung and per case while it climbs."""
         progress = CheckProgress(root / ".rung", len(solutions))
         climbed: list[Run] = []

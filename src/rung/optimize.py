@@ -6,8 +6,9 @@ tools the agent called on the way, the hints it was shown, its tokens, cost and 
 candidate a round, it climbs in this process as soon as it arrives. With several, they climb at
 once on the executor's workers (one per GPU; on the CPU, one interpreter worker per candidate
 unless RUNG_WORKERS says otherwise), the same judges and verdicts as one by one. A version counts
-only if it passes every rung that ran; it replaces the best only if its benchmark time
-(geometric mean of the case medians) is lower by more than twice the measured noise. A proposal
+only if it is verified (`Run.ok`: every rung that decides correctness ran and passed); it
+replaces the best only if its benchmark time (geometric mean of the case medians) is lower by
+more than twice the measured noise, or the best is one this machine could not verify. A proposal
 with no solution (a reply without one, a timeout), with the very source of a version already
 climbed in this loop, or in another language than the one pinned, is a failed candidate with
 the reason. A version the agent already checked in full with its tools is not climbed again.
@@ -46,6 +47,7 @@ from rung.agents import Agent, LoopState, Proposal, Tried, idioms
 from rung.errors import UsageError
 from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run, Status
+from rung.spec import Outcome as Verdict
 from rung.stats import geomean, relative_error
 from rung.steer import Steering
 from rung.store import Store
@@ -247,7 +249,9 @@ class Loop:
         self.outcome = Outcome(first, "", 0)
         self.climbed[first.solution.sha256] = first.id
         self._take_hints()
-        reason = self._begin_repair() if not first.ok else ""
+        # Only a failing start is repaired: one this machine cannot verify (a CUDA kernel with no
+        # GPU) is not wrong, and stays the best until a verified version replaces it.
+        reason = self._begin_repair() if first.outcome == Verdict.FAILED else ""
         while not reason:
             reason = self._stop_reason() or self._round()
         return self._finish(reason)
@@ -432,10 +436,11 @@ class Loop:
         self._weigh(tried)
 
     def _weigh(self, tried: Tried) -> None:
-        if self.state.repairing and tried.run.verdict == "PASS":
+        if self.state.repairing and tried.run.ok:
             self.state.best, self.state.repairing, self.improved = tried, False, True
             self.emit({"event": "repaired", "round": self.state.round, "run": tried.run.id})
-        elif better(tried.run, self.state.best.run):
+        elif (tried.run.ok and not self.state.best.run.ok) or better(tried.run, self.state.best.run):
+            # a verified version replaces one this machine could not verify, whatever its time
             self.state.best, self.improved = tried, True
 
     def _end_round(self, began: float, timer: _Timer) -> str:

@@ -29,13 +29,16 @@ OUTCOMES = ("passed", "failed", "errors", "skipped")
 
 
 def outcome(run: Run) -> str:
-    """The summary's word for a run: passed (PASS), failed (a rung FAILED: wrong or broke a
-    rule), errors (the solution raised, crashed or hung; a run left unfinished), skipped (not
-    checked against the reference here, e.g. a CUDA kernel on a machine with no GPU)."""
+    """The summary's word for a run: passed (verified), failed (a rung FAILED: wrong or broke a
+    rule), errors (the solution raised, crashed or hung; a run interrupted or left unfinished),
+    skipped (nothing failed, but it was not checked against the reference here, e.g. a CUDA
+    kernel on a machine with no GPU: unverified, as pytest counts a skip)."""
     if run.ok:
-        return "skipped" if run.verdict.startswith("SKIPPED") else "passed" if run.finished else "errors"
-    first = next(r for r in run.rungs if r.status.bad)
-    return "failed" if first.status == Status.FAILED else "errors"
+        return "passed"
+    first = next((r for r in run.rungs if r.status.bad), None)
+    if first is not None:
+        return "failed" if first.status == Status.FAILED else "errors"
+    return "skipped" if run.finished else "errors"
 
 
 def summary(runs: list[Run], wall_s: float) -> dict[str, float | int]:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from rung import views
 from rung.ceilings_datasheet import datasheet
-from rung.spec import Device, Problem, Run, RungResult, Status
+from rung.spec import Device, Outcome, Problem, Run, RungResult, Status
 
 STYLE = {
     Status.OK: ("✓", "green"),
@@ -24,6 +24,13 @@ STYLE = {
     Status.TIMEOUT: ("⧗", "red"),
     Status.INTERRUPTED: ("■", "yellow"),
     Status.SKIPPED: ("-", "dim"),
+}
+
+
+OUTCOME_STYLE = {
+    Outcome.VERIFIED: "bold green",
+    Outcome.FAILED: "bold red",
+    Outcome.UNVERIFIED: "bold yellow",
 }
 
 
@@ -83,10 +90,14 @@ def verdict(run: Run) -> Text:
     for r in run.rungs:
         counts[r.status.value] = counts.get(r.status.value, 0) + 1
     tally = ", ".join(f"{n} {s.lower()}" for s, n in counts.items())
-    style = "bold green" if run.ok else "bold red"
-    return Text.assemble(
-        ("  verdict: ", "bold"), (run.verdict, style), (f"  ({tally}; {run.wall_s:.1f}s)", "dim")
+    line = Text.assemble(
+        ("  verdict: ", "bold"),
+        (run.verdict, OUTCOME_STYLE[run.outcome]),
+        (f"  ({tally}; {run.wall_s:.1f}s)", "dim"),
     )
+    if run.outcome == Outcome.UNVERIFIED:
+        line.append(f"\n  not verified here: {run.why}", style="yellow")
+    return line
 
 
 def print_run(console: Console, run: Run) -> None:
@@ -189,7 +200,7 @@ def history(runs: list[Run]) -> Table:
         table.add_column(figures[i][0], justify="right")
     table.add_column("wall_s", justify="right")
     for row, figure_cells in zip(rows, cells, strict=True):
-        verdict_text = Text(row["verdict"], style="green" if row["ok"] else "red")
+        verdict_text = Text(row["verdict"], style=OUTCOME_STYLE[Outcome(row["outcome"])].split()[-1])
         if row["why"]:
             verdict_text.append(f": {_cut(row['why'], 60)}", style="dim")
         table.add_row(

@@ -39,19 +39,23 @@ compile, run, guard, correct, scale, bench, roofline, dump, trace, profile.
 
        rung check problems/<name> problems/<name>/solutions/<your-name>/vN.py --json
 
-   One JSON object: `solutions[0].ok`, `.verdict` ("PASS" or "FAIL at <rung>"), and `.rungs`, each
-   with `name`, `status` (OK, FAILED, ERROR, TIMEOUT, SKIPPED), `message` (what failed and where:
-   first mismatching indices with got and expected, the guard that fired, the compiler's lines),
-   `metrics` and `artifacts` (TTIR, PTX, SASS, CUPTI traces under `.rung/runs/<id>/`). On a
-   machine without a GPU, CUDA C++, CuTe DSL and TileLang versions are built and dumped, and the
-   rungs that would run them are SKIPPED: the verdict reads "SKIPPED at run", not PASS.
+   One JSON object: `solutions[0].outcome` is one of three words. "verified": every rung that
+   decides correctness (run, guard, correct, scale) ran and passed, and only then is `.ok` true
+   and `.verdict` "PASS". "failed": `.verdict` is "FAIL at <rung>" and `.why` says where and why.
+   "unverified": nothing failed but the version was never compared with the reference here
+   (`.verdict` "SKIPPED at <rung>", `.why` names the rung and the reason): it is not correct yet
+   as far as anyone knows, and never the version to build on. On a machine without a GPU, CUDA
+   C++, CuTe DSL and TileLang versions are built and dumped and read unverified. `.rungs` holds
+   each rung's `name`, `status` (OK, FAILED, ERROR, TIMEOUT, SKIPPED), `message` (what failed and
+   where: first mismatching indices with got and expected, the guard that fired, the compiler's
+   lines), `metrics` and `artifacts` (TTIR, PTX, SASS, CUPTI traces under `.rung/runs/<id>/`).
 4. Read before you change: `compile` gives registers, shared memory and spills; `dump` says
    whether loads are 16 bytes wide and whether the tensor cores (HGMMA) are used; `bench` gives
    the median per benchmark case with its standard error; `roofline` says how far that is from
    the hardware's limit and whether the case is memory- or compute-bound; `trace` says which
    kernel takes the time, how many launch per call and how long the GPU sits idle between them;
    `profile` (Nsight Compute) says whether each kernel is memory-, compute- or latency-bound.
-5. A fast but wrong kernel is worthless: a version that fails any rung is not an improvement,
+5. A fast but wrong kernel is worthless: a version that is not verified is not an improvement,
    whatever it measures. Do not special-case the test shapes, cache outputs, touch the inputs,
    or call the reference: the guard rung looks for exactly that.
 

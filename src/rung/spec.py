@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = "rung/2"
+SCHEMA = "rung/3"
 
 
 class Status(str, enum.Enum):
@@ -33,6 +33,30 @@ class Status(str, enum.Enum):
     @property
     def bad(self) -> bool:
         return self in (Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.INTERRUPTED)
+
+
+class Outcome(str, enum.Enum):
+    """What a run says of its version, the three answers a script or an agent acts on."""
+
+    VERIFIED = "verified"  # every rung that decides correctness ran and passed; nothing failed
+    FAILED = "failed"  # a rung FAILED, ERRORed or TIMED OUT: the version is wrong, broke a rule or crashed
+    UNVERIFIED = (
+        "unverified"  # nothing failed, but a correctness rung did not run (`Run.unverified` says which)
+    )
+
+
+# The rungs that decide whether a version is right: each must run and pass for it to be verified.
+# scale (the benchmark sizes) is excused in two cases only: the problem lists no BENCHMARKS, or
+# the sizes that fit this machine all matched and the rest (`not_checked`, named in its message)
+# are too large for it (a CPU). bench needs scale OK, so a timed version had every size checked.
+CORRECTNESS_RUNGS = ("run", "guard", "correct", "scale")
+NO_BENCHMARKS = "the problem lists no BENCHMARKS"  # scale's message (judge/rungs/correct.py)
+
+
+def _nothing_left_to_check(r: RungResult) -> bool:
+    if r.name != "scale" or r.status != Status.SKIPPED:
+        return False
+    return r.message == NO_BENCHMARKS or bool(r.metrics.get("not_checked"))
 
 
 class Backend(str, enum.Enum):
@@ -136,9 +160,36 @@ class Run:
     finished: float | None = None
 
     @property
+    def outcome(self) -> Outcome:
+        """verified, failed or unverified (see `Outcome`)."""
+        if any(r.status.bad and r.status != Status.INTERRUPTED for r in self.rungs):
+            return Outcome.FAILED
+        stopped = any(r.status == Status.INTERRUPTED for r in self.rungs)
+        if stopped or not self.rungs or not self.finished or self.unverified:
+            return Outcome.UNVERIFIED
+        return Outcome.VERIFIED
+
+    @property
     def ok(self) -> bool:
-        """True when no rung that ran failed, errored, timed out or was interrupted."""
-        return bool(self.rungs) and not any(r.status.bad for r in self.rungs)
+        """Verified: every rung that decides correctness ran and passed, and nothing failed. A
+        version checked only as far as this machine allows (a CUDA kernel with no GPU) is not ok."""
+        return self.outcome == Outcome.VERIFIED
+
+    @property
+    def unverified(self) -> list[RungResult]:
+        """The correctness rungs that did not run and pass (absent ones as SKIPPED "not run")."""
+        by_name = {r.name: r for r in self.rungs}
+        missing = [by_name.get(n) or RungResult(n, Status.SKIPPED, "not run") for n in CORRECTNESS_RUNGS]
+        return [r for r in missing if r.status != Status.OK and not _nothing_left_to_check(r)]
+
+    @property
+    def why(self) -> str:
+        """Why, in one line, beside the verdict that says where: the first failed rung's message, or
+        why the first correctness rung that did not run did not; '' for a verified run."""
+        first = next((r for r in self.rungs if r.status.bad), None) or next(iter(self.unverified), None)
+        if first is None or self.ok:
+            return ""
+        return (first.message.splitlines() or [""])[0]
 
     @property
     def verdict(self) -> str:
@@ -146,14 +197,14 @@ class Run:
             return "EMPTY"
         if any(r.status == Status.INTERRUPTED for r in self.rungs):
             return f"INTERRUPTED after {self.rungs[-1].name}"
-        if not self.ok:
-            first = next(r for r in self.rungs if r.status.bad)
-            return f"FAIL at {first.name}"
+        first_bad = next((r for r in self.rungs if r.status.bad), None)
+        if first_bad is not None:
+            return f"FAIL at {first_bad.name}"
         if not self.finished:
             return f"UNFINISHED after {self.rungs[-1].name}"
-        # PASS says the solution was checked against the reference: not where run or correct was
-        # SKIPPED (a case too large for this machine, RUNG_SKIP), whatever else passed.
-        unchecked = [r for r in self.rungs if r.name in ("run", "correct") and r.status == Status.SKIPPED]
+        # PASS says the solution was checked against the reference: not where a correctness rung
+        # was SKIPPED (no GPU for its language, a case too large for this machine, RUNG_SKIP).
+        unchecked = self.unverified
         return f"SKIPPED at {unchecked[0].name}" if unchecked else "PASS"
 
     @property
@@ -169,6 +220,7 @@ class Run:
             "device": dataclasses.asdict(self.device),
             "seed": self.seed,
             "ok": self.ok,
+            "outcome": self.outcome.value,
             "verdict": self.verdict,
             "rungs": [r.to_dict() for r in self.rungs],
             "environment": self.environment,

@@ -34,7 +34,9 @@ def solution_json(run: Run) -> dict[str, Any]:
         "run": run.id,
         "seed": run.seed,
         "ok": run.ok,
+        "outcome": run.outcome.value,
         "verdict": run.verdict,
+        "why": run.why,
         "rungs": [r.to_dict() for r in run.rungs],
     }
 
@@ -96,7 +98,6 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
         if key in roof:
             row["pct_of_roofline"] = roof[key]
         cases.append(row)
-    failed = next((r for r in run.rungs if r.status.bad), None)
     return {
         "run": run.id,
         "path": run.solution.path,
@@ -105,8 +106,9 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
         "started": run.started,
         "wall_s": round(run.wall_s, 3),
         "ok": run.ok,
+        "outcome": run.outcome.value,
         "verdict": run.verdict,
-        "why": (failed.message.splitlines() or [""])[0] if failed else "",
+        "why": run.why,
         "device": run.device.name,
         "parent": run.solution.parent,
         "parent_run": parent.id if parent else None,
@@ -204,6 +206,7 @@ def _side(run: Run) -> dict[str, Any]:
         "path": run.solution.path,
         "sha256": run.solution.sha256,
         "ok": run.ok,
+        "outcome": run.outcome.value,
         "verdict": run.verdict,
         "device": run.device.name,
     }

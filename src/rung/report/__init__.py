@@ -47,7 +47,13 @@ def write(workspace: Path, problem: str | Path | None, out: Path | None = None) 
         "out": str(out),
         "bytes": len(html.encode()),
         "runs": [
-            {"run": v.run.id, "ok": v.run.ok, "verdict": v.run.verdict, "timed": v.timed}
+            {
+                "run": v.run.id,
+                "ok": v.run.ok,
+                "outcome": v.run.outcome.value,
+                "verdict": v.run.verdict,
+                "timed": v.timed,
+            }
             for v in data.versions
         ],
         "best_run": data.best.run.id if data.best else None,

@@ -15,6 +15,7 @@ from typing import Any
 from rung.report.gather import ReportData, Version, case_label
 from rung.report.intra import IntraTrace
 from rung.report.plots import Chart
+from rung.spec import Outcome
 from rung.stats import geomean, relative_error
 
 STYLE = """
@@ -88,14 +89,16 @@ class _Links:
 
 
 def _header(data: ReportData) -> str:
-    failed = sum(not v.run.ok for v in data.versions)
+    failed = sum(v.run.outcome == Outcome.FAILED for v in data.versions)
+    unverified = sum(v.run.outcome == Outcome.UNVERIFIED for v in data.versions)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    best = f"run {data.best.run.id} ({_e(data.best.run.solution.path)})" if data.best else "none passed"
+    best = f"run {data.best.run.id} ({_e(data.best.run.solution.path)})" if data.best else "none verified"
     devices = ", ".join(_e(d.name) for d in data.devices()) or "none"
     return (
         f"<p>workspace <code>{_e(str(data.workspace))}</code> · written {when}<br>"
-        f"{len(data.versions)} versions, {len(data.versions) - failed} passed, "
-        f'<span class="{"bad" if failed else ""}">{failed} failed</span> · best: {best} · devices: {devices}</p>'
+        f"{len(data.versions)} versions, {len(data.versions) - failed - unverified} verified, "
+        f'<span class="{"bad" if failed else ""}">{failed} failed</span>, {unverified} not verified here'
+        f" · best: {best} · devices: {devices}</p>"
     )
 
 
