@@ -37,8 +37,8 @@ def _bad(run) -> list[tuple[str, str]]:
             "functions_intact: replaced: torch.allclose, torch.equal",
         ),
         ("forges_channel.py", "run", Status.ERROR, "an answer without the solution process's token"),
-        ("raw_thread.py", "guard", Status.FAILED, "thread(s) left running after 3 calls"),
-        ("reused_buffer.py", "guard", Status.FAILED, "fresh_output: the second call's output shares memory"),
+        ("raw_thread.py", "guard", Status.FAILED, "thread(s) left running that were not there before"),
+        ("reused_buffer.py", "guard", Status.FAILED, "output shares memory with an earlier call's output"),
     ],
 )
 def test_an_attack_fails_for_its_reason(climb, solution, rung, status, says):

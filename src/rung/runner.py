@@ -217,6 +217,8 @@ def _climb(
             else:
                 result = _one(spec, results, device, worker, gpu_only)
             results[spec.name] = result
+            if spec.name == "load" and result.status == Status.OK:  # what its import used
+                gpu_only = gpu_only_backends(source, result.metrics.get("backends"))
             store.add_rung(run, result)
             if on_rung:
                 on_rung(run, result)
@@ -265,13 +267,16 @@ def skipped_rungs() -> set[str]:
     return names
 
 
-def gpu_only_backends(source: str) -> list[str]:
-    """The solution's backends whose kernels cannot run without a GPU, from its imports alone
-    (none for a source that does not parse: load fails it)."""
+def gpu_only_backends(source: str, used: Any = None) -> list[str]:
+    """The solution's backends whose kernels cannot run without a GPU: of those its import used
+    (`used`, the load rung's `backends`) once it loaded, else from its import statements (none for
+    a source that does not parse: load fails it)."""
     try:
         found = backends.detect_all(source)
     except SyntaxError:
         return []
+    if isinstance(used, list):
+        found = [b for b in backends.REGISTRY if b.BACKEND.value in used]
     return [b.BACKEND.value for b in found if not b.RUNS_ON_CPU]
 
 

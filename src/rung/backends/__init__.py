@@ -1,7 +1,8 @@
 """Kernel languages, one module each, found by what a solution imports.
 
 Each backend module meets `base.KernelBackend`. Adding a language adds a module and one line to
-`REGISTRY`; `detect` and `detect_all` are the only places that answer "which backend".
+`REGISTRY`; `detect` and `detect_all` answer "which backend" from a source's import statements,
+`used` from the modules its import actually ran (what the load rung reports and the CPU skips use).
 """
 
 from __future__ import annotations
@@ -44,6 +45,14 @@ def detect_all(source: str) -> list[KernelBackend]:
     return found or [REGISTRY[-1]]
 
 
+def used(modules: set[str]) -> list[str]:
+    """The backends among `modules` (the dotted names, parents included, that a solution's import
+    statements asked for as they ran), most specific first; plain torch's when none is: what a
+    solution uses, not what its source text names."""
+    found = [b for b in REGISTRY[:-1] if modules & set(b.IMPORTS)]
+    return [b.BACKEND.value for b in found or [REGISTRY[-1]]]
+
+
 def detect(source: str) -> KernelBackend:
     """The backend a solution is named by: the first of `detect_all`."""
     return detect_all(source)[0]
@@ -74,4 +83,5 @@ __all__ = [
     "detect_all",
     "imported_modules",
     "owner_of",
+    "used",
 ]

@@ -54,14 +54,19 @@ def custom_kernel(x: torch.Tensor, scale: float, shift: float) -> torch.Tensor:
 class Launches:
     """Counts Triton kernel launches, interpreted or compiled, from the moment it is installed.
     A launch over an empty grid runs no program and is not counted. While `suppress` is set,
-    launches are counted and not run (the guard's test of whether a kernel does any work)."""
+    launches are counted and not run (the guard's test of whether a kernel does any work). While
+    `perturb` holds a seed, every value an interpreted kernel stores is changed, each element by
+    its own amount (`perturbed`): the guard's test that the answer flows through the kernels'
+    stores element by element, not through one gate value."""
 
     def __init__(self) -> None:
         self.count = 0
         self.suppress = False
+        self.perturb: int | None = None
+        self._stored = 0  # elements stored while perturbing: each one's amount differs
 
     def install(self) -> None:
-        from triton.runtime.interpreter import InterpretedFunction
+        from triton.runtime.interpreter import InterpretedFunction, InterpreterBuilder
         from triton.runtime.jit import JITFunction
 
         for cls in (JITFunction, InterpretedFunction):
@@ -75,6 +80,50 @@ class Launches:
                 return _original(fn_self, *args, **kwargs)
 
             cls.run = counted
+        # Every store the interpreter makes (plain, block pointer, descriptor) ends in
+        # create_masked_store; atomics carry their value through create_atomic_rmw.
+        store, rmw = InterpreterBuilder.create_masked_store, InterpreterBuilder.create_atomic_rmw
+
+        def masked_store(builder: Any, ptrs: Any, value: Any, *rest: Any) -> Any:
+            return store(builder, ptrs, self._changed(value), *rest)
+
+        def atomic_rmw(builder: Any, op: Any, ptr: Any, value: Any, *rest: Any) -> Any:
+            return rmw(builder, op, ptr, self._changed(value), *rest)
+
+        InterpreterBuilder.create_masked_store = masked_store
+        InterpreterBuilder.create_atomic_rmw = atomic_rmw
+
+    def _changed(self, value: Any) -> Any:
+        if self.perturb is None:
+            return value
+        data, self._stored = perturbed(value.data, self.perturb, self._stored)
+        return type(value)(data, value.dtype, value.attr)
+
+    def start_perturbing(self, seed: int) -> None:
+        self.perturb, self._stored = seed, 0
+
+
+def perturbed(data: Any, seed: int, start: int) -> tuple[Any, int]:
+    """`data` (a numpy array of stored values) with each element changed by its own amount, and
+    the running count of elements after it. Floats: (v + 1) * f - 1 with f in [1.5, 2.5) from a
+    golden-ratio sequence over the running element index (so no two neighbours share a factor, a
+    zero changes too); integers (and bfloat16 and fp8, which the interpreter stores as integer
+    bits) plus 1..61; booleans flipped."""
+    import numpy as np
+
+    flat = np.asarray(data)
+    k = np.arange(start, start + flat.size, dtype=np.float64).reshape(flat.shape)
+    u = np.mod((k + seed % 1000) * 0.6180339887498949, 1.0)
+    if flat.dtype == np.bool_:
+        out = ~flat
+    elif np.issubdtype(flat.dtype, np.integer):
+        out = flat + (1 + (u * 61).astype(flat.dtype))
+    elif np.issubdtype(flat.dtype, np.floating):
+        f = (1.5 + u).astype(flat.dtype)
+        out = ((flat + 1) * f - 1).astype(flat.dtype)
+    else:
+        out = flat
+    return out, start + flat.size
 
 
 def _programs(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:

@@ -14,9 +14,10 @@ from typing import Any
 
 @dataclass
 class OutputMeta:
-    """One tensor a call returned, as the solution process saw it."""
+    """One tensor a call returned, as the solution process saw it: every field a claim of a
+    process the solution's code runs in (the judge checks what it can observe itself)."""
 
-    type: str  # the Python type's name: "Tensor" for a plain tensor
+    type: str  # the Python type's name ("Tensor" for a plain tensor, or a subclass so named)
     shape: list[int]
     dtype: str
     device: str
@@ -25,6 +26,7 @@ class OutputMeta:
     alias_of_input: int | None = None  # index of the input leaf whose memory it shares
     same_object_as_before: bool = False  # the very tensor object an earlier call returned
     reuses_earlier_output: bool = False  # shares memory with an output of an earlier call still alive
+    plain: bool = False  # type(x) is torch.Tensor: the type itself, not its name
 
 
 @dataclass

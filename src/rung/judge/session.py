@@ -2,8 +2,9 @@
 
 The judge makes every input (from a seed the solution process never sees), runs the reference,
 and asks the solution process for calls on inputs it placed there; what comes back is copied
-out of the solution process's memory before anything is compared. Problem code runs here and
-only here; solution code never does.
+out of the solution process's memory before anything is compared, and the inputs are read back
+after every call (`observed.py`): what the judge can see for itself it does not take from the
+solution process's report. Problem code runs here and only here; solution code never does.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
 from rung.judge.estimate import estimated_cost
 from rung.judge.formats import LoadedProblem, load_problem
+from rung.judge.observed import Threads, input_changes
 from rung.judge.solution_process import Placed, SolutionProcess
 from rung.judge.start import solution_start, write_source
 
@@ -37,6 +39,8 @@ class Called:
     report: CallReport
     outs: list[torch.Tensor | None]  # private copies, None where an output did not fit its slot
     placed: Placed
+    # The judge's own reading of the inputs after the call: each one changed, or an output's alias.
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (the guard's check, finding)
     # Where the format's own check decides (GPU MODE, KernelBench, not RUNG_STRICT): rung's
     # dtype and shape rules report through this as warnings instead of failing the rung.
     warn: Callable[[str, str], None] | None = None
@@ -64,6 +68,8 @@ class Session:
         self._answer_specs: dict[tuple[TensorSpec, ...], list[TensorSpec]] = {}
         self._solution = solution
         self._builder: SolutionProcess | None = None
+        self.threads = Threads()  # the solution process's threads, counted in /proc
+        self.backends_used: list[str] | None = None  # what the load rung found the import used
 
     @property
     def problem(self) -> LoadedProblem:
@@ -204,6 +210,7 @@ class Session:
         """One call of the solution on `inputs` (placed anew unless `placed` is given); with
         `kernel_names`, on a GPU, its report names the kernels it ran."""
         placed = placed or self.solution.place(inputs)
+        self.threads.note(self.solution.pid)  # a new process: its count before the import
         report, outs = self.solution.call(
             placed, self.expected(reference), self.timeout_s, suppress, kernel_names
         )
@@ -212,7 +219,17 @@ class Session:
         if self._learn_answer_specs(reference, report):  # once: again, on the inputs as drawn
             self.solution.refill(placed, inputs)
             return self.call(inputs, reference, suppress, placed, kernel_names)
-        return Called(report, outs, placed, self.warn if self.lenient else None)
+        changed = input_changes(inputs, placed.local, outs, self.problem.output_leaves)
+        return Called(report, outs, placed, changed, self.warn if self.lenient else None)
+
+    def ready_to_import(self) -> SolutionProcess:
+        """The solution process, started and configured but with the solution not yet imported
+        by it (the load rung's next request does that), its threads counted."""
+        proc = self.solution
+        if proc.pid is None:
+            proc.request("harm", {}, self.timeout_s)
+        self.threads.note(proc.pid)
+        return proc
 
     def _learn_answer_specs(self, reference: Any, report: CallReport) -> bool:
         """Where a lenient format's solution returned as many tensors as the reference but of

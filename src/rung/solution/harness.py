@@ -2,18 +2,29 @@
 
 Every call into the solution goes through `Harness.call`: outputs it allocates are poisoned, Triton
 launches are counted (or, on request, suppressed: a kernel whose output is right without it did
-no work), on request and on a GPU the names of the kernels it ran are recorded (every backend's,
+no work; or their stores perturbed: an answer that flows through them changes element by
+element), on request and on a GPU the names of the kernels it ran are recorded (every backend's,
 from CUPTI), the device is synchronised so an asynchronous error surfaces in the call that caused
 it, and each returned tensor is described and copied into the judge's slot for it.
+
+Everything here runs in the solution's own process, where its code can replace any of it: what
+the harness reports is a claim, and the judge decides what it can observe itself (inputs read
+back, outputs copied out, threads counted in /proc). Library threads are started before the
+solution is imported (`start_library_threads`), so the judge's count of threads from then on is
+the solution's.
 """
 
 from __future__ import annotations
 
+import builtins
 import importlib.abc
 import sys
 import threading
 import time
 import traceback
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -72,14 +83,20 @@ class Harness:
         self.launches = _launch_counter()
         self.watched = {name: get() for name, get in WATCHED.items()}
         self.own_threads: set[int] = set()
-        self._previous: list[
-            torch.Tensor
-        ] = []  # held until the next call, so its memory cannot be handed out again
+        # Every output returned so far, by weak reference to its storage (a storage's Python
+        # object lives exactly as long as its memory): one still alive that a later output
+        # shares memory with is a buffer the solution keeps and hands back, however many calls
+        # apart; one the solution let go is gone, and its memory free to be handed out again.
+        self._returned: list[weakref.ref[Any]] = []
+        self._returned_objects: list[weakref.ref[torch.Tensor]] = []
+        self.imported: set[str] = set()  # modules the solution's import brought in or asked for
+        self.perturb_next: int | None = None  # a seed: the next call's Triton stores perturbed
         self._module: Any = None
         self.import_build_s = 0.0  # building CUDA C++ extensions at import (torch's load_inline)
         self._entry: Any = None
         if start.side is not None:  # known at the start (the profile target)
             self.configure(start.side)
+        start_library_threads(self.device)
 
     def configure(self, side: FormatSide) -> None:
         """The format's side, before the solution is imported: its entry point, the reference's
@@ -97,8 +114,9 @@ class Harness:
             from rung.backends.cuda_backend import import_builds
             from rung.common.loader import import_file
 
-            with import_builds(self.source, self.device) as builds:
+            with import_builds(self.source, self.device) as builds, _imports_seen("rung_solution") as seen:
                 self._module = import_file(self.source, "rung_solution")
+            self.imported = seen
             self.import_build_s = builds.seconds
         return self._module
 
@@ -115,13 +133,21 @@ class Harness:
         return tuple(decode(tree, self.tensor))
 
     def call(
-        self, tree: Any, slots: list[int], suppress_launches: bool = False, kernel_names: bool = False
+        self,
+        tree: Any,
+        slots: list[int],
+        suppress_launches: bool = False,
+        kernel_names: bool = False,
+        perturb: int | None = None,
     ) -> CallReport:
         """One call on the inputs in `tree`; each returned tensor copied into its slot where it fits.
-        With `kernel_names`, on a GPU, the report names every kernel the call ran."""
+        With `kernel_names`, on a GPU, the report names every kernel the call ran; with `perturb`
+        (a seed), every value an interpreted Triton kernel stores is changed element by element."""
         inputs = self.inputs(tree)
         fn = self.entry
         before = self.launches.count if self.launches else 0
+        if perturb is not None and self.launches is not None:
+            self.launches.start_perturbing(perturb)
         seen = KernelNames(kernel_names and self.device == "cuda")
         start = time.perf_counter()
         try:
@@ -131,6 +157,9 @@ class Harness:
         except BaseException as e:  # the solution's own exceptions, SystemExit included
             traceback.print_exc()
             return CallReport("", error=self.where(e), error_type=type(e).__name__)
+        finally:
+            if self.launches is not None:
+                self.launches.perturb = None
         seconds = time.perf_counter() - start
         launches = (self.launches.count if self.launches else 0) - before
         report = self.describe(value, inputs, slots)
@@ -145,7 +174,10 @@ class Harness:
         returned = "tensor" if isinstance(value, torch.Tensor) else f"{type(value).__name__} of {len(outs)}"
         metas = [self._meta(o, inputs, slots[j] if j < len(slots) else None) for j, o in enumerate(outs)]
         self.sync()  # the copies are in the slots before the judge reads them
-        self._previous = outs
+        self._returned = [r for r in self._returned if r() is not None]
+        self._returned += [weakref.ref(o.untyped_storage()) for o in outs if o.device.type != "meta"]
+        self._returned_objects = [r for r in self._returned_objects if r() is not None]
+        self._returned_objects += [weakref.ref(o) for o in outs]
         return CallReport(returned, metas)
 
     def _meta(self, out: torch.Tensor, inputs: tuple[Any, ...], slot: int | None) -> OutputMeta:
@@ -157,17 +189,19 @@ class Harness:
                 with torch.no_grad():
                     target.copy_(out)
                 copied = True
-        earlier = self._previous
+        kept = [s for s in (r() for r in self._returned) if s is not None]
+        mine = out.untyped_storage() if out.device.type != "meta" else None
         return OutputMeta(
             type=type(out).__name__,
+            plain=type(out) is torch.Tensor,
             shape=list(spec.shape),
             dtype=dtype_name(out.dtype),
             device=str(out.device),
             contiguous=bool(out.is_contiguous()),
             copied=copied,
             alias_of_input=next((i for i, t in enumerate(leaves(inputs)) if shares_memory(out, t)), None),
-            same_object_as_before=any(e is out for e in earlier),
-            reuses_earlier_output=any(e is not out and shares_memory(out, e) for e in earlier),
+            same_object_as_before=any(r() is out for r in self._returned_objects),
+            reuses_earlier_output=mine is not None and any(_overlap(mine, s) for s in kept),
         )
 
     def sync(self) -> None:
@@ -193,6 +227,48 @@ class Harness:
         first = text[0] if text else ""
         loc = f" (at {Path(user[-1].filename).name}:{user[-1].lineno} in {user[-1].name})" if user else ""
         return f"{type(e).__name__}: {first}{loc}"
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether two storages' memory overlaps (the same storage, or two over one buffer)."""
+    if a.device != b.device:
+        return False
+    return bool(a.data_ptr() < b.data_ptr() + b.nbytes() and b.data_ptr() < a.data_ptr() + a.nbytes())
+
+
+@contextmanager
+def _imports_seen(module_name: str) -> Iterator[set[str]]:
+    """Inside it, the dotted name (and its parents) of every module an import statement of
+    `module_name`'s own code asked for, whether or not it was loaded already: what a solution
+    imported when it was imported, not what its source text names (a dead `if False: import
+    cutlass` asks for nothing), nor what the libraries it uses import in turn."""
+    seen: set[str] = set()
+    original = builtins.__import__
+
+    def noting(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level == 0 and isinstance(globals, dict) and globals.get("__name__") == module_name:
+            for dotted in [name, *(f"{name}.{a}" for a in fromlist or () if isinstance(a, str))]:
+                parts = dotted.split(".")
+                seen.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+        return original(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = noting
+    try:
+        yield seen
+    finally:
+        builtins.__import__ = original
+
+
+def start_library_threads(device: str) -> None:
+    """Start the threads torch's libraries start on first use (OpenMP's pool, BLAS's, on a GPU the
+    CUDA driver's), before the solution is imported: the judge counts the process's threads from
+    then on, so a thread that appears later is the solution's."""
+    a = torch.randn(256, 256)
+    (a @ a).sum().item()
+    torch.randn(1 << 17).add_(1).sum().item()
+    if device == "cuda":  # the context, no kernel: a profiled process (ncu) sees none of this
+        torch.empty(1, device="cuda")
+        torch.cuda.synchronize()
 
 
 def running_threads(mine: set[int]) -> dict[int, str]:

@@ -1,4 +1,4 @@
-"""The solution process's answers, by request: shared buffers, load, call, bench, compile.
+"""The solution process's answers, by request: shared buffers, load, call, perturb, bench, compile.
 
 Each answer is JSON the judge reads as untrusted figures. The solution's exceptions become an
 `error` in the answer (with the file and line in the solution), never a crash of the process;
@@ -38,10 +38,18 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
         kernel_names = bool(params.get("kernel_names"))
         if kernel_names and warmup is not None:
             warmup.wait()  # one profiler at a time: the warm-up's must be over
+        perturb, harness.perturb_next = harness.perturb_next, None
         report = harness.call(
-            params["inputs"], list(params.get("slots", [])), bool(params.get("suppress")), kernel_names
+            params["inputs"],
+            list(params.get("slots", [])),
+            bool(params.get("suppress")),
+            kernel_names,
+            perturb,
         )
         return report.to_dict()
+    if op == "perturb":  # the next call's Triton stores perturbed (the guard's test of their work)
+        harness.perturb_next = int(params["seed"])
+        return {}
     if op == "bench":
         return bench(harness, warmup, params)
     if op == "compile":
@@ -60,7 +68,7 @@ def load(harness: Harness) -> dict[str, Any]:
         compile(source, str(harness.source), "exec")
     except SyntaxError as e:
         return {"failed": f"SyntaxError at {harness.source.name}:{e.lineno}: {e.msg}"}
-    backend = backends.detect(source).BACKEND.value
+    backend = backends.detect(source).BACKEND.value  # until the import says what it used
     try:
         module = harness.module
     except ReferenceImport as e:
@@ -87,7 +95,8 @@ def load(harness: Harness) -> dict[str, Any]:
             "failed": f"{harness.entry_name} in {harness.source.name} is a {type(fn).__name__}, not callable",
             "backend": backend,
         }
-    return {"backend": backend, "device": harness.device}
+    used = backends.used(harness.imported)
+    return {"backend": used[0], "backends": used, "device": harness.device}
 
 
 def not_installed(source: str, error: ModuleNotFoundError) -> str:

@@ -3,8 +3,10 @@
 `correct` checks every TESTS case with RUNG_TRIALS fresh seeds (a format's own count, KernelBench's
 5, where the knob is not set). `scale` checks every BENCHMARKS
 case (the sizes that will be timed) with one fresh seed, so a kernel right only at small sizes
-does not pass. On the CPU a case too large for the interpreter is not built (case_size.py); the
-rung then checks the others, names it, and is SKIPPED rather than OK.
+does not pass. After every call the judge reads the inputs back: one the call changed (or that
+now holds an output's values, an alias) fails the case, named with its first changed index. On
+the CPU a case too large for the interpreter is not built (case_size.py); the rung then checks
+the others, names it, and is SKIPPED rather than OK.
 """
 
 from __future__ import annotations
@@ -44,9 +46,13 @@ def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict
 def check_against(
     session: Any, inputs: tuple[Any, ...], expected: Any, precise: Any
 ) -> tuple[bool, str, dict[str, Any]]:
-    """`check_inputs` with the references already computed (by a caller that needs them again)."""
+    """`check_inputs` with the references already computed (by a caller that needs them again).
+    An input the call changed fails it whatever the outputs say (the judge reads every input
+    back after every call)."""
     called = session.call(inputs, expected)
     session.release(called.placed)
+    if called.changed:
+        return False, "; ".join(said for _, said in called.changed), {}
     return judge_outputs(session, inputs, called, expected, precise, ours=True)
 
 

@@ -1,13 +1,22 @@
 """guard: the ways a kernel can look right without being right, each checked on its own.
 
-On the first test case: inputs unchanged by the call; the output neither an alias of an input nor
-a tensor subclass or lazy object; a kernel of the solution's backend actually launched (on a GPU
+On the first test case, over several calls: inputs unchanged by every call and no output living
+in an input's memory (the judge reads every input back after every call, `observed.py`; the
+solution process's report of aliasing can only add to that); each output a plain torch.Tensor,
+by its type itself, not its name; a kernel of the solution's backend actually launched (on a GPU
 from the kernel names CUPTI reports, each backend recognising its own; on the CPU from Triton's
-launch count) and, for Triton, doing work the answer needs; the same input twice gives the same bits; new values written into the same input tensors (same
-addresses, same shapes) give the new answer, not a cached one (and where they do not, the same
-values in new tensors say whether it is a cache or an output that ignores its input); timing and comparison functions
-not replaced; no thread left running. Every check runs; each one that fires is named. SKIPPED,
-before anything is built, when the first test case is too large for this machine (case_size.py).
+launch count) and, for Triton, doing work the answer needs (the answer wrong with its launches
+skipped; on the CPU, the answer changing element by element when every value its kernels store
+is perturbed, `stores.py`); the same input twice gives the same bits; no output a buffer an
+earlier call returned and the solution kept (any number of calls back); new values written into
+the same input tensors (same addresses, same shapes) give the new answer, not a cached one (and
+where they do not, the same values in new tensors say whether it is a cache or an output that
+ignores its input); timing and comparison functions not replaced; no thread running that was not
+there before the solution was imported (counted by the judge in /proc). Every check runs; each
+one that fires is named. What the solution process reports (launches, kernel names, types,
+reuse, replaced functions) is a claim its code could rewrite: docs/SECURITY.md says which.
+SKIPPED, before anything is built, when the first test case is too large for this machine
+(case_size.py).
 """
 
 from __future__ import annotations
@@ -18,53 +27,51 @@ import torch
 
 from rung import backends
 from rung.common.poison import poisoned_mask
-from rung.common.trees import clone_tree, leaves, tensor_list
+from rung.common.trees import clone_tree, tensor_list
 from rung.judge import case_size
 from rung.judge.compare import compare
+from rung.judge.observed import ALIASED, MUTATED, bits_differ
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
+from rung.judge.rungs.stores import not_through_stores
 from rung.judge.tolerance import Tolerance
-from rung.spec import RungResult, Status
+from rung.spec import Backend, RungResult, Status
 
 
 def guard(session: Any, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
     session.at = f"test case {case}"  # its inputs and fresh ones alike
-    kernel_backends = _kernel_backends(session.source.read_text(errors="replace"))
+    kernel_backends = _kernel_backends(session)
     checks: dict[str, str] = {}
     fired: list[str] = []
+    calls: list[Seen] = []  # every plain call: its name, report and the judge's input findings
 
     def verdict(name: str, problem: str) -> None:
         checks[name] = "fired" if problem else "ok"
         if problem:
             fired.append(f"{name}: {problem}")
 
-    threads_before = int(session.harm().get("python_threads", 0))
     inputs = session.inputs(case, session.seed)
     expected = session.reference(inputs, precise=False)
     first = session.call(inputs, expected, kernel_names=bool(kernel_backends))
+    calls.append(Seen("the first call", first))
     pairs = matched(first, expected)
     outs = [g for g, _ in pairs]
 
     skip = session.problem.output_leaves  # destination passing: those inputs are the outputs
-    verdict("inputs_unchanged", _mutated(inputs, session.solution.read(first.placed), skip))
-    verdict("no_alias", _aliased(first.report, skip))
-    verdict(
-        "plain_tensor",
-        "; ".join(
-            f"output is a {m.type}, not a torch.Tensor" for m in first.report.outputs if m.type != "Tensor"
-        ),
-    )
+    verdict("plain_tensor", _not_plain(first.report))
     if kernel_backends and first.report.kernels_error:
         checks["kernel_launched"] = f"untested: the kernels could not be named ({first.report.kernels_error})"
     elif kernel_backends:
         problem = _not_launched(session, kernel_backends, first.report)
-        if not problem and first.report.launches:
+        if not problem:
             problem = _no_work(session, inputs, expected)
+        if not problem and session.device == "cpu" and Backend.TRITON.value in _names(kernel_backends):
+            problem = not_through_stores(session, inputs, expected, outs)
         verdict("kernel_launched", problem)
 
     second = session.call(clone_tree(inputs), expected)
-    verdict("fresh_output", _stale_object(second.report, skip))
+    calls.append(Seen("the second call (the same values)", second))
     verdict("deterministic", _differs(outs, [o for o in second.outs if o is not None]))
     session.release(second.placed)
     # A case's tensors are held here several times over (KernelBench's 4D matmul: 3 GiB an
@@ -77,18 +84,21 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
         fresh, new_expected = drawn
         session.solution.refill(first.placed, fresh)
         third = session.call(fresh, new_expected, placed=first.placed)
+        calls.append(Seen("the call on new values in the same tensors", third))
         stale = _stale(third, new_expected, fresh, outs, session)
         del third
-        verdict("not_cached", stale and _name_stale(session, fresh, new_expected, outs, stale))
+        verdict("not_cached", stale and _name_stale(session, fresh, new_expected, outs, stale, calls))
     else:
         checks["not_cached"] = f"untested: {_REDRAWS} new inputs all gave the reference's first answer"
     session.release(first.placed)
 
+    verdict(MUTATED, _found(calls, MUTATED))
+    verdict(ALIASED, _found(calls, ALIASED) or _claimed_alias(calls, skip))
+    verdict("fresh_output", _stale_object(calls, skip))
     harm = session.harm()
     patched = list(harm.get("patched", []))
     verdict("functions_intact", f"replaced: {', '.join(patched)}" if patched else "")
-    extra = int(harm.get("python_threads", 0)) - threads_before
-    verdict("no_stray_threads", f"{extra} thread(s) left running after 3 calls" if extra > 0 else "")
+    verdict("no_stray_threads", _stray_threads(session, harm))
 
     metrics = {"checks": checks, "launches": first.report.launches, **size}
     if first.report.kernels:
@@ -99,10 +109,65 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     return RungResult("guard", Status.OK, f"{passed} checks passed", metrics)
 
 
-def _kernel_backends(source: str) -> list[Any]:
-    """The solution's backends that launch kernels of their own: all it uses but plain torch, the
-    registry's last entry, which stands for no kernel language at all."""
-    return [b for b in backends.detect_all(source) if b is not backends.REGISTRY[-1]]
+class Seen:
+    """What the checks over every call keep of one: its name, its report, the judge's findings on
+    its inputs (not its outputs or buffers, let go as soon as they are read)."""
+
+    def __init__(self, name: str, called: Any) -> None:
+        self.name, self.report, self.changed = name, called.report, called.changed
+
+
+def _found(calls: list[Seen], check: str) -> str:
+    """The judge's own first finding of `check` over every call, named with the call."""
+    return next((f"{said} on {c.name}" for c in calls for kind, said in c.changed if kind == check), "")
+
+
+def _claimed_alias(calls: list[Seen], skip: set[int]) -> str:
+    """What the solution process itself reported of aliasing (a claim, which can only add)."""
+    for c in calls:
+        for j, m in enumerate(c.report.outputs):
+            if m.alias_of_input is not None and m.alias_of_input not in skip:
+                return f"output {j} shares memory with input {m.alias_of_input} on {c.name}"
+    return ""
+
+
+def _not_plain(report: Any) -> str:
+    """Each output whose type is not torch.Tensor itself (a subclass, whatever its name)."""
+    return "; ".join(
+        f"output is a {m.type}{' (a subclass so named)' if m.type == 'Tensor' else ''}, not a torch.Tensor"
+        for m in report.outputs
+        if not m.plain
+    )
+
+
+def _stray_threads(session: Any, harm: dict[str, Any]) -> str:
+    """Threads the judge counts in /proc that were not there before the solution was imported;
+    where it cannot count them, the solution process's own count of Python threads, so labelled."""
+    stray, why = session.threads.stray(session.solution.pid)
+    if stray:
+        shown = ", ".join(stray[:5]) + (", ..." if len(stray) > 5 else "")
+        return f"{len(stray)} thread(s) left running that were not there before the solution was imported: {shown}"
+    claimed = int(harm.get("python_threads", 0)) if why else 0
+    if claimed > 0:
+        return f"{claimed} thread(s) left running, by the solution process's own count (a claim: {why})"
+    return ""
+
+
+def _kernel_backends(session: Any) -> list[Any]:
+    """The solution's backends that launch kernels of their own: those its import used (the load
+    rung's finding, else its import statements), but plain torch, the registry's last entry, which
+    stands for no kernel language at all."""
+    used = session.backends_used
+    found = (
+        [b for b in backends.REGISTRY if b.BACKEND.value in used]
+        if used is not None
+        else backends.detect_all(session.source.read_text(errors="replace"))
+    )
+    return [b for b in found if b is not backends.REGISTRY[-1]]
+
+
+def _names(kernel_backends: list[Any]) -> list[str]:
+    return [b.BACKEND.value for b in kernel_backends]
 
 
 def attributed(kernels: list[str], kernel_backends: list[Any]) -> dict[str, str]:
@@ -146,41 +211,17 @@ def _no_work(session: Any, inputs: Any, expected: Any) -> str:
     return ""
 
 
-def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Element mask where a and b differ, comparing NaNs by bits rather than by value."""
-    if a.is_floating_point():
-        return ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
-    return a != b
-
-
-def _mutated(inputs: Any, after_call: list[torch.Tensor], skip: set[int]) -> str:
-    for i, (before, after) in enumerate(zip(leaves(inputs), after_call, strict=False)):
-        if i in skip:
-            continue
-        changed = _bits_differ(before, after)
-        if bool(changed.any()):
-            at = tuple(int(x) for x in changed.nonzero()[0])
-            return f"input {i} was modified in place ({int(changed.sum())} elements changed, first at {at})"
-    return ""
-
-
-def _aliased(report: Any, skip: set[int]) -> str:
-    for j, m in enumerate(report.outputs):
-        if m.alias_of_input is not None and m.alias_of_input not in skip:
-            return f"output {j} shares memory with input {m.alias_of_input}"
-    return ""
-
-
-def _stale_object(report: Any, skip: set[int]) -> str:
-    for m in report.outputs:
-        if m.alias_of_input is not None and m.alias_of_input in skip:
-            continue  # the designated output buffer is meant to come back every call
-        if m.same_object_as_before:
-            return "the second call returned the very same tensor object as the first"
-        if m.reuses_earlier_output:
-            return (
-                "the second call's output shares memory with the first call's (a buffer reused across calls)"
-            )
+def _stale_object(calls: list[Seen], skip: set[int]) -> str:
+    """An output that is a tensor or buffer an earlier call returned and the solution kept, on any
+    call (the solution process's own finding: a claim, docs/SECURITY.md)."""
+    for c in calls:
+        for m in c.report.outputs:
+            if m.alias_of_input is not None and m.alias_of_input in skip:
+                continue  # the designated output buffer is meant to come back every call
+            if m.same_object_as_before:
+                return f"{c.name} returned the very tensor object an earlier call returned"
+            if m.reuses_earlier_output:
+                return f"{c.name}'s output shares memory with an earlier call's output (a buffer kept and reused)"
     return ""
 
 
@@ -188,7 +229,7 @@ def _differs(first: list[torch.Tensor], again: list[torch.Tensor]) -> str:
     for a, b in zip(first, again, strict=False):
         if a.shape != b.shape:
             return "the same input gave outputs of different shapes"
-        diff = _bits_differ(a, b)
+        diff = bits_differ(a, b)
         if bool(diff.any()):
             return f"the same input twice gave different results ({int(diff.sum())} elements differ)"
     return ""
@@ -221,7 +262,7 @@ def _stale(called: Any, expected: Any, fresh: Any, old: list[torch.Tensor], sess
     repeats = [
         k
         for k, (got, before) in enumerate(zip(got_list, old, strict=False))
-        if got.shape == before.shape and not bool(_bits_differ(got, before).any())
+        if got.shape == before.shape and not bool(bits_differ(got, before).any())
     ]
     if not repeats:
         return ""
@@ -237,13 +278,16 @@ def _stale(called: Any, expected: Any, fresh: Any, old: list[torch.Tensor], sess
     return ""
 
 
-def _name_stale(session: Any, fresh: Any, expected: Any, old: list[torch.Tensor], stale: str) -> str:
+def _name_stale(
+    session: Any, fresh: Any, expected: Any, old: list[torch.Tensor], stale: str, calls: list[Seen]
+) -> str:
     """What a stale answer is: the same new values in new tensors tell a cache keyed by the
     inputs' addresses (the right answer there) from an output that ignores its input (the previous
     answer again, wherever the values are)."""
     if not stale.startswith("new values"):
         return stale
     elsewhere = session.call(fresh, expected, placed=session.solution.place(fresh, fresh=True))
+    calls.append(Seen("the call on new values in new tensors", elsewhere))
     session.release(elsewhere.placed)
     again = [o for o in elsewhere.outs if o is not None]
     if len(again) == len(old) and not _differs(old, again):
