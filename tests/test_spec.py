@@ -73,6 +73,15 @@ def _climbed(statuses: dict[str, Status], finished: float | None = 1.0, **messag
         ),
         ({"correct": Status.SKIPPED, "scale": Status.SKIPPED}, "unverified", "SKIPPED at correct"),
         ({"guard": Status.SKIPPED}, "unverified", "SKIPPED at guard"),  # RUNG_SKIP=guard
+        # a language whose extra is not installed: nothing ran, and load says why
+        (
+            {
+                n: Status.SKIPPED
+                for n in ("load", "compile", "run", "guard", "correct", "scale", "bench", "dump")
+            },
+            "unverified",
+            "SKIPPED at load",
+        ),
         ({"scale": Status.SKIPPED}, "unverified", "SKIPPED at scale"),  # RUNG_SKIP=scale
         ({"correct": Status.FAILED}, "failed", "FAIL at correct"),
         ({"run": Status.SKIPPED, "compile": Status.ERROR}, "failed", "FAIL at compile"),

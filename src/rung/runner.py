@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from rung import backends, confine, devices, knobs
+from rung import backends, confine, devices, knobs, precheck
 from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.common.logcap import last_words
 from rung.errors import ProblemError, UsageError
@@ -194,6 +194,7 @@ def _climb(
     solution = Solution.from_bytes(solution_path, data, parent=parent)
     source = data.decode(errors="replace")
     gpu_only = gpu_only_backends(source)
+    first_look = precheck.load_verdict(solution_path.name, source)  # a syntax error, a missing extra
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment(), source=source)
     run_dir = store.run_dir(run.id)
@@ -214,6 +215,8 @@ def _climb(
                 result = RungResult(spec.name, Status.SKIPPED, LEFT_OUT)
             elif only is not None and spec.name not in only:
                 result = RungResult(spec.name, Status.SKIPPED, f"left out: only {', '.join(only)} asked")
+            elif spec.name == "load" and first_look is not None:
+                result = first_look
             else:
                 result = _one(spec, results, device, worker, gpu_only)
             results[spec.name] = result

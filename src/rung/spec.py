@@ -179,6 +179,8 @@ class Run:
     def unverified(self) -> list[RungResult]:
         """The correctness rungs that did not run and pass (absent ones as SKIPPED "not run")."""
         by_name = {r.name: r for r in self.rungs}
+        if by_name.get("load", RungResult("load", Status.OK)).status == Status.SKIPPED:
+            return [by_name["load"]]  # nothing ran: its reason is the reason (a missing extra)
         missing = [by_name.get(n) or RungResult(n, Status.SKIPPED, "not run") for n in CORRECTNESS_RUNGS]
         return [r for r in missing if r.status != Status.OK and not _nothing_left_to_check(r)]
 
