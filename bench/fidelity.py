@@ -184,12 +184,12 @@ def measure(name: str, make: Target, with_ncu: bool) -> dict[str, Any]:
         "target": name,
         "rung_median_ms": medians[0],
         "rung_timing": repeats[0]["timing"],
-        "rung_event_median_ms": repeats[0].get("events", {}).get("median_ms"),
+        "rung_cupti_median_ms": repeats[0].get("cupti", {}).get("median_ms"),  # the headline is events
         "rung_rel_sem": repeats[0]["rel_sem"],
         "rung_rel_median_sem": repeats[0].get("rel_median_sem"),  # what rung stops on
         "rung_samples": repeats[0]["samples"],
         "rung_medians_ms": medians,
-        "rung_event_medians_ms": [r.get("events", {}).get("median_ms") for r in repeats],
+        "rung_cupti_medians_ms": [r.get("cupti", {}).get("median_ms") for r in repeats],
         "rung_spread": max(medians) / min(medians) - 1,
         "rung_sm_mhz": clocks,
         "do_bench_median_ms": float(triton.testing.do_bench(lambda: call(0), return_mode="median")),

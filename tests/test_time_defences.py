@@ -15,7 +15,7 @@ import torch
 
 from rung import devices
 from rung.ceilings_datasheet import datasheet
-from rung.common.checked_calls import reservoir, slot_of
+from rung.common.checked_calls import drawn, reservoir, slot_of
 from rung.common.shm import TensorSpec
 from rung.judge import ceilings, gpu_facts, gpu_lock
 from rung.judge.rungs.bench import check_choice, one_changed, read_bytes
@@ -34,11 +34,14 @@ class _Harness:
         return self.buffers[k]
 
 
-def _fill(key: bytes, calls: int, slots: int = 4) -> dict[int, int]:
+def _fill(key: bytes, calls: int, profiled: int = 20, slots: int = 4) -> dict[int, int]:
+    """The solution side's copies of `calls` events-pass calls then `profiled` CUPTI-pass calls."""
     snaps = Snapshots(_Harness(slots), [[k] for k in range(slots)], 3, key)  # type: ignore[arg-type]
-    for i in range(calls):
+    for i in range(calls + profiled):
         snaps.last = torch.full((3,), float(i))
-        snaps.after(i)
+        (snaps.after if i < calls else snaps.profiled)(i)
+    for k, shot in snaps.taken.items():
+        assert torch.equal(snaps.slots[k][0], torch.full((3,), float(shot["call"])))
     return {k: shot["call"] for k, shot in snaps.taken.items()}
 
 
@@ -49,8 +52,9 @@ def test_a_replaced_random_source_does_not_steer_which_calls_are_checked(monkeyp
     monkeypatch.setattr(secrets, "randbelow", lambda n: n - 1)
     monkeypatch.setattr(random, "randrange", lambda *a, **k: 10**9)
     monkeypatch.setattr(os, "urandom", lambda n: b"\xff" * n)
-    assert _fill(key, 500) == honest == reservoir(key, 4, 500)  # the judge's recount agrees
-    assert max(honest.values()) >= 4  # not merely the first calls
+    assert _fill(key, 500) == honest == drawn(key, 4, 500, 20)  # the judge's recount agrees
+    assert max(c for k, c in honest.items() if k < 3) >= 3  # not merely the first calls
+    assert 500 <= honest[3] < 520  # the last slot is the CUPTI pass's: it is checked too
 
 
 def test_the_judges_draw_reaches_every_part_of_the_timed_calls():
@@ -62,25 +66,25 @@ def test_the_judges_draw_reaches_every_part_of_the_timed_calls():
 @pytest.mark.parametrize(
     ("shots", "calls", "samples", "says"),
     [
-        ([0, 1, 2, 3], 400, 400, "where the judge's draw put call"),  # steered to the first calls
+        ([0, 1, 2], 400, 400, "where the judge's draw put call"),  # steered to the first calls
         (None, 400, 399, "counted 400 timed calls"),  # a count that is not the events pass's
-        ("missing", 400, 400, "slot 3 came back holding timed call None"),
-        ("extra", 400, 400, "5 checked outputs came back where the judge drew 4"),
+        ("missing", 400, 400, "slot 2 came back holding timed call None"),
+        ("extra", 400, 400, "4 checked outputs came back where the judge drew 3"),
     ],
 )
 def test_checked_calls_other_than_the_judges_draw_fail(shots, calls, samples, says):
     key = secrets.token_bytes(16)
-    drawn = reservoir(key, 4, calls)
-    came = [{"slot": k, "call": c} for k, c in drawn.items()]
+    held = drawn(key, 4, calls, 0)
+    came = [{"slot": k, "call": c} for k, c in held.items()]
     if shots == "missing":
-        came = came[:3]
+        came = came[:2]
     elif shots == "extra":
         came = [*came, {"slot": 4, "call": 0}]
     elif shots is not None:
         came = [{"slot": k, "call": c} for k, c in enumerate(shots)]
     with pytest.raises(Failed, match=says):
-        check_choice("case", came, key, 4, calls, samples)
-    check_choice("case", [{"slot": k, "call": c} for k, c in drawn.items()], key, 4, calls, calls)
+        check_choice("case", came, key, 4, calls, (samples, 0))
+    check_choice("case", [{"slot": k, "call": c} for k, c in held.items()], key, 4, calls, (calls, 0))
 
 
 def _sample_keyed_cache():
@@ -221,3 +225,27 @@ def test_a_second_check_waits_for_the_gpus_lock(tmp_path, monkeypatch):
         pass
     with gpu_lock.held("GPU-xyz", 0.1):  # another GPU's lock is its own
         pass
+
+
+@pytest.mark.parametrize(
+    ("bench_us", "ncu_us", "verdict"),
+    [
+        (7.5, 14.8, "contradicted"),  # the issue's figure-rewriting kernel on an H100
+        (7.0, 14.3, "contradicted"),  # its profiler-aware one
+        (8.13, 9.34, "witnessed"),  # the fidelity table's honest readings, at their worst per class
+        (10.1, 11.36, "witnessed"),
+        (43.94, 45.25, "witnessed"),
+        (175.62, 178.18, "witnessed"),
+        (160.0, 178.18, "contradicted"),  # 10% under at 178 us
+        (None, 14.8, "unwitnessed"),  # bench did not time the case in this judge
+    ],
+)
+def test_bench_figures_faster_than_nsight_computes_witness_fail(bench_us, ncu_us, verdict):
+    from rung.judge import witness
+
+    profiled = RungResult("profile", Status.OK, "2 kernels", {"kernels": [{"total_us": ncu_us / 2}] * 2})
+    judged = witness.judged(profiled, None if bench_us is None else bench_us / 1e3, {"n": 1})
+    assert judged.metrics["witness"]["verdict"] == verdict
+    assert (judged.status == Status.FAILED) == (verdict == "contradicted")
+    if verdict == "contradicted":
+        assert judged.message.startswith("bench's figure for case {'n': 1}") and "2 kernels" in judged.message

@@ -33,6 +33,13 @@ def slot_of(key: bytes, n: int, slots: int) -> int | None:
     return k if k < slots else None
 
 
+def graph_call(key: bytes, calls: int) -> int:
+    """Which of the `calls` calls captured in bench's CUDA graph has its output checked after the
+    replays (the graph pass produces a figure too: a capture-aware solution did less work there)."""
+    digest = _blake2b(b"graph" + calls.to_bytes(8, "little"), key=key, digest_size=8).digest()
+    return _from_bytes(digest, "little") % max(calls, 1)
+
+
 def reservoir(key: bytes, slots: int, calls: int) -> dict[int, int]:
     """Slot -> the call whose output that slot holds after `calls` timed calls."""
     held: dict[int, int] = {}
@@ -40,4 +47,26 @@ def reservoir(key: bytes, slots: int, calls: int) -> dict[int, int]:
         k = slot_of(key, n, slots)
         if k is not None:
             held[k] = n
+    return held
+
+
+def pass_slots(name: str, slots: int) -> list[int]:
+    """The slots of one timed pass: every pass that gives a figure has its calls checked, so a
+    solution that does less work under the profiler is caught there. The CUPTI pass (20 to 100
+    calls against the events pass's thousands) has the last slot to itself."""
+    return [slots - 1] if name == "cupti" else list(range(slots - 1))
+
+
+def pass_key(key: bytes, name: str) -> bytes:
+    return key if name == "events" else key + name.encode()
+
+
+def drawn(key: bytes, slots: int, samples: int, cupti_calls: int) -> dict[int, int]:
+    """Slot -> the call each slot must hold after both passes: the events pass's calls 0 to
+    samples - 1, then the CUPTI pass's, numbered on from there."""
+    held: dict[int, int] = {}
+    for name, first, calls in (("events", 0, samples), ("cupti", samples, cupti_calls)):
+        own = pass_slots(name, slots)
+        for k, n in reservoir(pass_key(key, name), len(own), calls).items():
+            held[own[k]] = first + n
     return held

@@ -1,7 +1,12 @@
 """Measuring one function on one case: events with an adaptive stop, then a CUPTI pass.
 
 Both sides use it: the solution process measures the solution (with its timed calls' outputs
-checked, `after`), the judge measures the reference and the baseline. The CUPTI pass brackets
+checked in both passes, `after`), the judge measures the reference and the baseline. The headline
+is the events pass's, taken without the profiler: a solution can tell that torch's profiler
+records (one did less work under it and claimed 158% of roofline), and a profiler's host overhead
+stretches the gaps between a call's kernels (a two-kernel matvec read 21 to 36 us under CUPTI,
+13.2 to 13.7 us without, 12.1 us in Nsight Compute). The CUPTI pass attributes: kernels, copies,
+busy time, gaps, and its per-call span (`cupti`). It brackets
 every call with harness ranges (the L2 flush before it, a marker kernel on the call's stream
 right after it returns), so its trace also says whether the solution left work running: device
 work launched outside any call (by a thread of its own), or work of a call still running after
@@ -58,27 +63,32 @@ def measure(
     trace: Path,
     after: Callable[[int], None] | None = None,
     sets: int = 1,
+    after_profiled: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """Events first (they decide when the figure is sure enough), then as many calls again (20 to
-    100) under CUPTI: the headline figures are CUPTI's per-call device span (the first kernel,
-    copy or memset to the end of the last), which leaves out the launch latency every event pair
-    includes; the event figures stay under `events`. Where CUPTI gives nothing, the event figures
-    are the headline. With `sets` input sets taken in turn (call i takes set i % sets), the
-    median span of each set too (`per_set_median_ms`)."""
+    """Events first (the headline: they decide when the figure is sure enough; the spin before
+    each call hides its launch latency), then as many calls again (20 to 100) under CUPTI, whose
+    per-call device span (the first kernel, copy or memset to the end of the last) is kept under
+    `cupti` beside the kernels, busy time and gaps. Call indices run on from the events pass into
+    the CUPTI pass (`cupti_calls` of them); `after` follows each call of the events pass,
+    `after_profiled` each of the CUPTI pass. With `sets`
+    input sets taken in turn (call i takes set i % sets), the median span of each set too
+    (`per_set_median_ms`)."""
     wall = Walls()
     events = timed(call, policy, flush, after)
     wall.lap("events")
     calls = max(CUPTI_MIN_CALLS, min(int(events["samples"]), CUPTI_MAX_CALLS))
     try:
-        cu = cupti(call, flush, trace, calls)
+        cu = cupti(call, flush, trace, calls, after_profiled, first=int(events["samples"]))
     except Exception as e:
         cu = {"error": f"{type(e).__name__}: {e}"}
     wall.lap("cupti")
     public = {**_public(events), "wall_s": wall.laps}
+    figures = {**public, "timing": "events", "cupti_calls": calls if "error" not in cu else 0}
     if "error" in cu:
-        return {**public, "timing": "events", "cupti_error": cu["error"]}
-    spans, which = cu.pop("spans_ms"), cu.pop("span_calls")
-    figures = {**summary(spans), "timing": "cupti", **cu, "events": public}
+        return {**figures, "cupti_error": cu["error"]}
+    spans = cu.pop("spans_ms")
+    which = [int(events["samples"]) + w for w in cu.pop("span_calls")]  # the calls' own indices
+    figures = {**figures, **cu, "cupti": summary(spans)}
     if sets > 1:
         figures["per_set_median_ms"] = per_set_medians(spans, which, sets)
     return figures
@@ -106,18 +116,29 @@ def _public(s: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in s.items() if k not in ("raw_ms", "batches")}
 
 
-def cupti(call: Callable[[int], Any], flush: Flusher, trace: Path, calls: int) -> dict[str, Any]:
-    """`calls` flushed calls under torch.profiler: per-call device span, busy time, gaps, kernels."""
+def cupti(
+    call: Callable[[int], Any],
+    flush: Flusher,
+    trace: Path,
+    calls: int,
+    after: Callable[[int], None] | None = None,
+    first: int = 0,
+) -> dict[str, Any]:
+    """`calls` flushed calls (indices from `first`) under torch.profiler: per-call device span,
+    busy time, gaps, kernels. `after(i)` as in the events pass, inside the harness range that
+    follows the call (its copy is the harness's work, not the call's)."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        for i in range(calls):
+        for i in range(first, first + calls):
             with record_function(HARNESS):
                 flush()
             with record_function(CALL):
                 call(i)
             with record_function(HARNESS):
                 torch.cuda._sleep(MARK_CYCLES)
+                if after is not None:
+                    after(i)
         torch.cuda.synchronize()
     prof.export_chrome_trace(str(trace))
     events = json.loads(trace.read_text()).get("traceEvents", [])

@@ -189,13 +189,20 @@ def _spin_cycles(host_s: float) -> int:
 
 
 def graph_timed(
-    call: Callable[[int], Any], call_ms: float, policy: Policy, flush: Flusher, replay_ms: float = 0.1
+    call: Callable[[int], Any],
+    call_ms: float,
+    policy: Policy,
+    flush: Flusher,
+    replay_ms: float = 0.1,
+    checked: Callable[[int, list[Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Per-call time over replays of a CUDA graph holding `calls_per_replay` calls back to back
     (rotating inputs), about `replay_ms` of work for a call of `call_ms`: the launch latency an
     event pair includes is paid once per replay and spread over the calls, so what is left is
     the device's own cost of a call, the front-end work between kernels included (nvbench's
-    "batch" time). The L2 is flushed before each replay, not between the calls inside it."""
+    "batch" time). The L2 is flushed before each replay, not between the calls inside it.
+    `checked(calls, outputs)`, where given, runs after the last replay with every captured call's
+    output as that replay left it (held through the capture, so no call's memory is another's)."""
     calls = max(8, min(128, math.ceil(replay_ms / max(call_ms, 1e-4))))
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -204,9 +211,10 @@ def graph_timed(
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        for i in range(calls):
-            call(i)
+        outputs = [call(i) for i in range(calls)]
     replays = timed(lambda i: graph.replay(), policy, flush)
+    if checked is not None:
+        checked(calls, outputs)
     return {
         **summary([ms / calls for ms in replays["raw_ms"]]),
         "stop": replays["stop"],
