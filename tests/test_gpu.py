@@ -51,15 +51,16 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
         assert case["samples"] >= 10 and case["min_ms"] <= case["median_ms"] <= case["p80_ms"]
         assert case["reference"]["median_ms"] > 0 and case["speedup_vs_reference_err"] >= 0
         assert len(case["clocks"]) == 2 and case["clocks"][0]["sm_mhz"] > 0, case["clocks"]
-        assert case["timing"] == "cupti" and case["kernels_per_call"] == 1, case
-        assert case["events"]["median_ms"] >= case["median_ms"] * 0.98  # events include launch latency
+        assert case["timing"] == "events" and case["kernels_per_call"] == 1, case  # the profiler off
+        assert case["median_ms"] >= case["cupti"]["median_ms"] * 0.98  # events include launch latency
         assert case["input_sets"] >= 2
         assert {"check", "solution", "reference"} <= set(case["wall_s"])  # where the time went
     small = bench.metrics["cases"][0]
     assert "graph" in small or small["median_ms"] >= 0.020
     if "graph" in small:  # many calls per replay: one launch latency spread over them all
         assert small["graph"]["calls_per_replay"] >= 8
-        assert small["graph"]["median_ms"] < small["events"]["median_ms"], small
+        assert small["graph"]["median_ms"] < small["median_ms"], small
+        assert small["graph"]["checked"]["copied"], small  # its replayed output checked too
     roof = rung_of(run, "roofline")
     assert roof.status == Status.OK
     assert all(c["bound"] == "memory" for c in roof.metrics["cases"])
@@ -79,6 +80,7 @@ def test_bench_and_roofline_on_the_tuned_vector_add(climb):
     assert 0.85 < profile.metrics["excess_traffic_x"] < 1.2, profile.metrics  # the L2 may keep some writes
     assert len(profile.message.splitlines()) < 40
     assert any(a.endswith("report.ncu-rep") for a in profile.artifacts)
+    assert profile.metrics["witness"]["verdict"] == "witnessed", profile.metrics["witness"]
 
 
 def test_the_tuned_softmax_profile_and_trace_hold_its_own_kernel_only(climb):
@@ -117,6 +119,10 @@ GPU_CHEATS = FIXTURES / "gpu_cheats"
         ("side_stream.py", ("still had work running after they returned", "wrong answer while timed")),
         ("patched_timer.py", ("timing functions replaced while timed: torch.cuda.Event.elapsed_time",)),
         ("stale_when_timed.py", ("wrong answer while timed", "not the checked outputs' shape")),
+        ("profiler_aware.py", ("wrong answer while timed under the profiler (the CUPTI pass)",)),
+        ("capture_aware.py", ("the CUDA graph pass: captured call",)),
+        ("call_steering.py", ("wrong answer while timed",)),
+        ("content_cache.py", ("a content cache",)),
     ],
 )
 def test_a_cheat_that_only_shows_while_timed_fails_bench(climb, solution, says):
@@ -125,6 +131,18 @@ def test_a_cheat_that_only_shows_while_timed_fails_bench(climb, solution, says):
     bench = rung_of(run, "bench")
     assert bench.status == Status.FAILED, [(r.name, r.status.value, r.message) for r in run.rungs]
     assert any(s in bench.message for s in says), bench.message
+    assert not run.ok
+
+
+def test_a_solution_rewriting_its_own_processs_figures_is_contradicted_by_nsight_compute(climb):
+    """Planted: it halves what rung's solution-side measuring returns; ncu, in its own process,
+    measures the profiled call, and the physical floor holds the largest case too."""
+    run = climb(VECTOR_ADD, GPU_CHEATS / "figure_rewriting.py")
+    profile, roof = rung_of(run, "profile"), rung_of(run, "roofline")
+    assert profile.status == Status.FAILED, profile.message
+    assert profile.message.startswith("bench's figure for case {'n': 268435456}"), profile.message
+    assert profile.metrics["witness"]["verdict"] == "contradicted"
+    assert roof.status == Status.FAILED and "physically impossible" in roof.message, roof.message
     assert not run.ok
 
 
