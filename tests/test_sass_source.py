@@ -55,7 +55,7 @@ def _run_folder(tmp_path: Path, solution: str, cu: str | None = None) -> tuple[P
     (tmp_path / "lib").mkdir()
     kept = None
     if cu is not None:
-        kept = tmp_path / "solution" / "compile" / "ext.cu"
+        kept = tmp_path / "artifacts" / "compile" / "ext.cu"  # the judge's copy
         kept.parent.mkdir(parents=True)
         kept.write_text(cu)
     return tmp_path, kept

@@ -124,10 +124,12 @@ def test_the_judge_never_follows_a_link_the_solution_planted(tmp_path):
     secret = tmp_path / "reference.py"
     secret.write_text("the judge's")
     (tmp_path / "scopes.chrome_trace").symlink_to(secret)
-    assert _read_untrusted(tmp_path / "scopes.chrome_trace") is None
+    assert _read_untrusted(tmp_path, tmp_path / "scopes.chrome_trace") is None
+    (tmp_path / "scopes").symlink_to(tmp_path)  # a linked folder on the way: refused too
+    assert _read_untrusted(tmp_path, tmp_path / "scopes" / "reference.py") is None
     big = tmp_path / "big"
     big.write_bytes(b"x" * 100)
-    assert _read_untrusted(big, limit=99) is None and _read_untrusted(big) == b"x" * 100
+    assert _read_untrusted(tmp_path, big, limit=99) is None and _read_untrusted(tmp_path, big) == b"x" * 100
 
 
 def _stand_in_target(monkeypatch, plant) -> None:

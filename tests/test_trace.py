@@ -97,7 +97,9 @@ def test_only_the_kernels_the_solution_launched_count_not_rungs_or_the_reference
 
 
 def test_the_rung_reads_each_case_and_skips_what_it_cannot(tmp_path):
-    good, empty = tmp_path / "case0.trace.json", tmp_path / "case1.trace.json"
+    copies = tmp_path / "artifacts" / "bench"  # the judge's copies of the solution's traces
+    copies.mkdir(parents=True)
+    good, empty = copies / "case0.trace.json", copies / "case1.trace.json"
     good.write_text(json.dumps({"traceEvents": two_calls()}))
     empty.write_text(json.dumps({"traceEvents": [_call(0, 10)]}))
     cases = [{"case": {"n": 1}}, {"case": {"n": 2}}]

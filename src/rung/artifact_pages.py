@@ -8,6 +8,8 @@ it), and a path that resolves, symlinks followed, outside the workspace is refus
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,15 @@ def read_page(root: Path, path: str, offset: int, length: int) -> dict[str, Any]
         raise UsageError(f"{path}: no such file in the workspace {root}")
     if offset < 0 or not 0 < length <= MAX_ARTIFACT_BYTES:
         raise UsageError(f"{path}: read from offset >= 0, 1 to {MAX_ARTIFACT_BYTES} bytes at a time")
-    size = target.stat().st_size
-    with target.open("rb") as f:
+    try:  # resolved above; a link or FIFO swapped in since (a scratch folder's) is still refused
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise UsageError(f"{path}: cannot be read ({os.strerror(e.errno or 0).lower()})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{path}: not a regular file")
+        size = info.st_size
         f.seek(offset)
         data = f.read(length)
     if b"\0" in data:

@@ -13,7 +13,9 @@ SUMMARY_LINES lines, is the rung's message.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ LATENCY_BOUND_BELOW = 60.0  # percent of peak, SM and memory both
 TAIL_LINES = 6
 PASSES = re.compile(r'^==PROF== Profiling ".*" - \d+: .* - (\d+) pass(?:es)?\s*$', re.MULTILINE)
 SUMMARY_LINES = 40
+MAX_LOG_BYTES = 4 * 2**20
 DETAILED_KERNELS = 3
 RULES_SHOWN = 3
 STALL_WORDS = {
@@ -293,4 +296,15 @@ def _tail(text: str) -> list[str]:
 
 
 def read_text(path: Path) -> str:
-    return path.read_text(errors="replace") if path.exists() else ""
+    """The last MAX_LOG_BYTES of a log (what a rung's message quotes is its tail), never through a
+    link and never a FIFO; '' where there is no such file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return ""
+        f.seek(max(0, info.st_size - MAX_LOG_BYTES))
+        return f.read(MAX_LOG_BYTES).decode(errors="replace")

@@ -8,6 +8,11 @@ or stack arrays). These answer most "why is it slow" questions without a GPU.
 Where the build kept line info, each kernel's SASS is also written interleaved with the
 solution's source (`dump/<kernel>.sass_src.txt`, sass_source.py), and its facts name the source
 lines that became the most instructions.
+
+The SASS read is the judge's: disassembled from the CUBIN it copied out of the solution's scratch
+folder when the compile request returned (`judge/build_copy.py`), read here only as such a copy
+(`<run>/artifacts/compile/`, no link followed); what this rung writes goes to `<run>/dump/`, a
+folder it makes, in files it creates new, named in the safe alphabet.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from rung.backends.cubin import LINED_SUFFIX
+from rung.common.copies import read_copy, run_of
+from rung.common.safe_files import Refused, own_folder, safe_name, write_new
 from rung.sass_source import Sources, parse, render, top_lines
 from rung.spec import Device, RungResult, Status
 
 OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
 TENSOR = ("HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA")
+MAX_SASS_BYTES = 256 * 2**20
 
 
 def facts(sass: str) -> dict[str, Any]:
@@ -48,16 +56,20 @@ def facts(sass: str) -> dict[str, Any]:
 
 def dump(results: dict[str, RungResult], device: Device) -> RungResult:
     compiled = results["compile"]
-    sass_files = [Path(a) for a in compiled.artifacts if a.endswith(".sass")]
+    sass_files = [Path(a) for a in compiled.artifacts if a.endswith(".sass") and run_of(a) is not None]
     if not sass_files:
         return RungResult("dump", Status.SKIPPED, "the compile rung kept no SASS")
-    per_kernel = {p.stem: facts(p.read_text()) for p in sass_files}
-    # <run>/dump/, written here in the controller, not in the solution process's scratch folder
-    out = sass_files[0].parents[2] / "dump" / "facts.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with_source = _with_source(sass_files, out.parent, per_kernel)
-    out.write_text(json.dumps(per_kernel, indent=1))
+    per_kernel: dict[str, Any] = {}
     lines = []
+    for path in sass_files:
+        try:
+            per_kernel[path.stem] = facts(read_copy(path, MAX_SASS_BYTES).decode(errors="replace"))
+        except Refused as e:
+            lines.append(f"  {path.name}: not read ({e.reason})")
+    # <run>/dump/: made and written here in the controller, beside the judge's copies
+    out = own_folder(sass_files[0].parents[2] / "dump")
+    with_source = _with_source(sass_files, out, per_kernel)
+    facts_file = write_new(out / "facts.json", json.dumps(per_kernel, indent=1))
     for name, f in per_kernel.items():
         tc = ", ".join(f"{k}x{v}" for k, v in f["tensor_core"].items()) or "no tensor-core instructions"
         access = " ".join(f"{k}:{v}" for k, v in f["global_access_bits"].items()) or "no global access"
@@ -73,7 +85,7 @@ def dump(results: dict[str, RungResult], device: Device) -> RungResult:
         Status.OK,
         f"SASS facts for {len(per_kernel)} kernel(s)\n" + "\n".join(lines),
         metrics,
-        [str(out), *map(str, with_source)],
+        [str(facts_file), *map(str, with_source)],
     )
 
 
@@ -83,14 +95,18 @@ def _with_source(sass_files: list[Path], out_dir: Path, per_kernel: dict[str, An
     from) and `top_lines` (those that became the most instructions)."""
     written = []
     for sass in sass_files:
-        lined = sass.with_suffix(LINED_SUFFIX)
-        if not lined.is_file():
+        if sass.stem not in per_kernel:
             continue
-        kernels = parse(lined.read_text(errors="replace"), Sources(sass.parents[2], sass.with_suffix(".cu")))
+        try:
+            lined = read_copy(sass.with_suffix(LINED_SUFFIX), MAX_SASS_BYTES).decode(errors="replace")
+        except Refused:
+            continue  # no line info kept
+        kernels = parse(lined, Sources(sass.parents[2], sass.with_suffix(".cu")))
         if not kernels:
             continue
-        path = out_dir / f"{sass.stem}.sass_src.txt"
-        path.write_text("\n".join(render(k) for k in kernels))
+        path = write_new(
+            out_dir / f"{safe_name(sass.stem)}.sass_src.txt", "\n".join(render(k) for k in kernels)
+        )
         written.append(path)
         f = per_kernel[sass.stem]
         f["source_lines"] = len({w for k in kernels for _, _, w in k.instructions})

@@ -7,9 +7,11 @@ The line comments name files by the paths the compiler saw, which are not where 
 user wrote is: Triton names the solution's copy in the run folder of the check that first built
 the kernel (the compile cache keeps it: `runs/<id>/source/<hash>.py`), load_inline a `.cu` it
 wrote in a build folder. Those paths are text from the solution's side, so none is opened: a name
-is only matched to files this run kept. A `.py` in a folder named `source`, or named as the
+is only matched to files this run kept, and each is read beneath its folder without following a
+link (the `.cu` only as the judge's copy in `<run>/artifacts/compile/`, never from the scratch
+folder, where the solution could have linked it to `/proc/self/environ`). A `.py` in a folder named `source`, or named as the
 solution is, is the solution as it ran (`<run>/source/`); a file in a `lib` folder, the format's
-helper of that name (`<run>/lib/`); a `.cu`, the `<stem>.cu` the compile rung kept beside the
+helper of that name (`<run>/lib/`); a `.cu`, the `<stem>.cu` the compile rung copied beside the
 CUBIN, whose lines are mapped back to the solution's where that source is a string of it
 (difflib's matching blocks of the two files' lines). A file of Triton's own language (the
 combine functions of tl.max and tl.sum: Triton's line info does not say where they were inlined)
@@ -26,10 +28,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from rung.common.copies import run_of
+from rung.common.safe_files import Refused, read_beneath
+
 SECTION = re.compile(r"^//-+ \.text\.(\S+)")
 INSTRUCTION = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+([^;]*;)")
 LOCATION = re.compile(r'"([^"]*)", line (\d+)')
 TOP_LINES = 5  # lines listed (and marked hottest) at the head of each kernel
+MAX_SOURCE_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -50,14 +56,16 @@ class Sources:
     """The files a run kept that line info may name, each read once."""
 
     def __init__(self, run_dir: Path, cu: Path | None) -> None:
+        self.run_dir = run_dir
+        self._lines: dict[Path, list[str]] = {}
+        self._cu_to_solution: dict[int, int] | None = None
         self.solution = next(iter(sorted((run_dir / "source").glob("*"))), None)
         self.lib = {p.name: p for p in (run_dir / "lib").glob("*") if p.is_file()}
-        self.cu = cu if cu is not None and cu.is_file() else None
         spec = importlib.util.find_spec("triton")  # where it is installed, without importing it
         places = list(spec.submodule_search_locations or []) if spec else []
         self.triton = Path(places[0]).resolve() if places else None
-        self._lines: dict[Path, list[str]] = {}
-        self._cu_to_solution: dict[int, int] | None = None
+        copied = cu is not None and run_of(cu) == run_dir  # the judge's copy, never a scratch file
+        self.cu = cu if copied and cu is not None and self._read(cu) else None
 
     def where(self, locations: list[tuple[str, int]]) -> Where:
         """The outermost location (inlined code belongs to its caller's line) of the solution's
@@ -103,8 +111,18 @@ class Sources:
         return Where(f"{path.name}:{line}", text)
 
     def _read(self, path: Path) -> list[str]:
+        """The lines of a file of the run's (or of Triton's package), no link followed below that
+        folder, at most MAX_SOURCE_BYTES; none where it cannot be read so."""
         if path not in self._lines:
-            self._lines[path] = path.read_text(errors="replace").splitlines()
+            root = (
+                self.triton if self.triton is not None and path.is_relative_to(self.triton) else self.run_dir
+            )
+            try:
+                self._lines[path] = (
+                    read_beneath(root, path, MAX_SOURCE_BYTES).decode(errors="replace").splitlines()
+                )
+            except (Refused, OSError):
+                self._lines[path] = []
         return self._lines[path]
 
     def _from_cu(self) -> dict[int, int]:

@@ -13,6 +13,10 @@ launch gaps); copies and memsets inside the call (a `.item()` or `.cpu()` in the
 up here). The figures are medians over the profiled calls. Each kernel is attributed to the
 solution's backend that owns it (`backends.owner_of` over the kernel languages the load rung found
 in its source): a CuTe kernel to cute, its Triton epilogue to triton, what torch launched to torch.
+
+The traces read are the judge's copies (`<run>/artifacts/bench/`, copied out of the solution's
+scratch folder when the bench rung ended), opened without following a link; the summary goes to
+`<run>/trace/`, a folder this rung makes.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from rung import backends
+from rung.common.copies import read_copy, run_of
+from rung.common.safe_files import Refused, own_folder, write_new
 from rung.spec import Device, RungResult, Status
 
 CALL = "rung::call"
@@ -37,6 +43,7 @@ SHAPE_ARGS = {
 }
 COPIES = ("gpu_memcpy", "gpu_memset")
 DEVICE_WORK = ("kernel", *COPIES)
+MAX_TRACE_BYTES = 256 * 2**20
 LAUNCHES = ("cuda_runtime", "cuda_driver")  # host calls that launch device work (Triton: the driver's)
 
 
@@ -180,7 +187,8 @@ def _stream(e: dict[str, Any]) -> Any:
 
 def trace(results: dict[str, RungResult], device: Device) -> RungResult:
     bench = results["bench"]
-    files = [Path(a) for a in bench.artifacts if a.endswith(".trace.json")]  # one per case, in order
+    # one per case, in order: the judge's copies of what the solution process wrote
+    files = [Path(a) for a in bench.artifacts if a.endswith(".trace.json") and run_of(a) is not None]
     cases = bench.metrics.get("cases", [])
     if not files:
         return RungResult("trace", Status.SKIPPED, "the bench rung kept no CUPTI trace (events-only timing)")
@@ -192,8 +200,11 @@ def trace(results: dict[str, RungResult], device: Device) -> RungResult:
     for i, path in enumerate(files):
         label = str(cases[i]["case"]) if i < len(cases) and "case" in cases[i] else path.name
         try:
-            events = json.loads(path.read_text()).get("traceEvents", [])
-        except (OSError, ValueError) as e:
+            events = json.loads(read_copy(path, MAX_TRACE_BYTES)).get("traceEvents", [])
+        except Refused as e:
+            lines.append(f"  {label}: trace not read ({e.reason})")
+            continue
+        except (OSError, ValueError, AttributeError) as e:
             lines.append(f"  {label}: trace unreadable ({e})")
             continue
         s = summarize(events, found)
@@ -206,9 +217,8 @@ def trace(results: dict[str, RungResult], device: Device) -> RungResult:
         return RungResult(
             "trace", Status.SKIPPED, "no trace held a kernel inside a timed call\n" + "\n".join(lines)
         )
-    out = files[0].parent / "trace" / "summary.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1))
+    # <run>/trace/: a folder made here, never one inside the solution's scratch folder
+    out = write_new(own_folder(files[0].parents[2] / "trace") / "summary.json", json.dumps(summary, indent=1))
     return RungResult(
         "trace",
         Status.OK,

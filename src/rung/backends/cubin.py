@@ -33,6 +33,18 @@ def tool(name: str) -> str:
     return shutil.which(name) or name
 
 
+def can_disassemble() -> bool:
+    """Whether nvdisasm is here (Triton's, or the toolkit's on PATH)."""
+    found = tool("nvdisasm")
+    return Path(found).is_file() or shutil.which(found) is not None
+
+
+def sass_texts(cubin: Path) -> tuple[str, str]:
+    """The SASS of a CUBIN without and with line info (the two are equal where the build kept none)."""
+    lined = disassemble(cubin, line_info=True)
+    return LINE_INFO.sub("", lined), lined  # the plain one: the same text nvdisasm gives without -gi
+
+
 def disassemble(cubin: Path, line_info: bool = False) -> str:
     """SASS of a CUBIN, with nvdisasm (cuobjdump where nvdisasm cannot read it). With
     `line_info`, nvdisasm's `//## File "...", line N` comments before the instructions of each
@@ -82,8 +94,7 @@ def functions(cubin: Path) -> list[str]:
 def describe(cubin: Path, kernel: BuiltKernel, function: str | None = None) -> BuiltKernel:
     """Write `cubin`'s SASS beside it and fill `kernel`'s registers, local bytes and spill count
     (shared memory too where the build did not say: cuobjdump gives the static part)."""
-    lined = disassemble(cubin, line_info=True)
-    sass = LINE_INFO.sub("", lined)  # the same text nvdisasm gives without line info
+    sass, lined = sass_texts(cubin)
     sass_path = cubin.with_suffix(".sass")
     sass_path.write_text(sass)
     kept = [cubin, sass_path]

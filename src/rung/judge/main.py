@@ -142,6 +142,9 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
         traceback.print_exc()
         result = RungResult(op, Status.ERROR, f"rung's judge failed: {type(e).__name__}: {e}")
     result.seconds = round(time.perf_counter() - start, 4)
+    from rung.judge.artifacts import keep_result
+
+    result = keep_result(session.run_dir, result)  # what the solution wrote leaves its scratch once, here
     _attach_warnings(result, list(session.warnings.values()))
     return result.to_dict()
 

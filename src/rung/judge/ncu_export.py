@@ -7,7 +7,8 @@ there costs this process, not the judge) on the report ncu wrote where the profi
 process cannot write. Per profiled kernel, every metric (name -> value, unit, type) and the rule
 results ncu's analysis gives (`rule_results_as_dicts`: title, message, estimated speedup), in
 the shape `bench/capture_artifacts.py` captured on a GPU, so the CPU tests read real reports.
-Exits 3 when no `ncu_report` module could be imported from the folders given.
+The JSON is written as a new file (a name there is replaced, never followed). Exits 3 when no
+`ncu_report` module could be imported from the folders given.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from rung.common.safe_files import write_new
 
 NO_MODULE = 3
 
@@ -71,7 +74,7 @@ def main(argv: list[str]) -> int:
         except ImportError:
             sys.path.remove(folder)
             continue
-        out.write_text(json.dumps({"ncu_report": folder, "kernels": kernels(report)}, default=str))
+        write_new(out, json.dumps({"ncu_report": folder, "kernels": kernels(report)}, default=str))
         return 0
     print(f"no ncu_report module in {dirs or 'any folder'}", file=sys.stderr)
     return NO_MODULE

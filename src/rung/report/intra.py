@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rung.common.safe_files import Refused, read_beneath
 from rung.scopes import summarize
 from rung.spec import Run
 
 NAMES = ("proton", "intra", "chrome_trace")  # besides the scopes rung's: an intra-kernel trace's name
+MAX_TRACE_BYTES = 256 * 2**20  # as the scopes rung reads proton's
 CYCLES_PER_TRACE_US = 1000  # proton's clock assumption: cycles written as nanoseconds
 
 
@@ -48,8 +50,10 @@ def find_intra_trace(run: Run, max_lanes: int = 16) -> IntraTrace | None:
 
 
 def read_chrome_trace(path: Path, max_lanes: int) -> IntraTrace:
-    try:
-        data = json.loads(path.read_text())
+    try:  # a run's copy, opened as any file a solution may have had a hand in: no link, bounded
+        data = json.loads(read_beneath(path.parent, path.name, MAX_TRACE_BYTES))
+    except Refused as e:
+        return IntraTrace(str(path), why_not_drawn=f"not read: {e.reason}")
     except (OSError, ValueError) as e:
         return IntraTrace(str(path), why_not_drawn=f"not readable as JSON: {e}")
     events = data.get("traceEvents") if isinstance(data, dict) else data

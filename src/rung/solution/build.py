@@ -4,10 +4,14 @@ arch, calling it on the inputs the judge placed (meta tensors where the problem 
 Builds go to the build cache the judge names (`cache_dir`). On a GPU, where this process also
 imported the solution, what torch's own extension builds took at that import is reported beside
 (`import_build_s`): a CUDA C++ solution is built twice there, once by nvcc for the figures and
-once by torch to run, and both are compile time, not run time."""
+once by torch to run, and both are compile time, not run time.
+
+Each artifact's SHA-256 is reported as built: the judge copies the files out of the scratch folder
+when this request returns and refuses any that changed since."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +55,24 @@ def build(harness: Harness, params: dict[str, Any]) -> dict[str, Any]:
         return {"cannot": str(e)}
     except Exception as e:
         return {"error": harness.where(e)}
+    artifacts = list(dict.fromkeys(a for b in built for a in b.artifacts))
     return {
         "kernels": [
             {**{k: getattr(b, k) for k in FIGURES}, "constexprs": b.constexprs, "case": b.case} for b in built
         ],
-        "artifacts": list(dict.fromkeys(a for b in built for a in b.artifacts)),
+        "artifacts": artifacts,
+        "artifact_sha256": {a: _sha256(a) for a in artifacts},
         "build_s": _total_build_s(built),
         "import_build_s": _import_build_s(harness),
     }
+
+
+def _sha256(path: str) -> str:
+    """The file's hash as built: the judge refuses a copy that no longer matches it."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def _total_build_s(built: list[Any]) -> float:

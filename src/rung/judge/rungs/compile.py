@@ -11,6 +11,10 @@ Build time is a figure of this rung: `build_s` per kernel (the compiler's, or th
 build cache where the same build was made before: `cached`), their total, and on a GPU
 `import_build_s`, what building the solution's extensions took when it was imported to run
 (torch's load_inline compiling CUDA C++), so that time is never hidden in another rung's.
+
+The build's files are copied out of the scratch folder the moment the request returns
+(`build_copy`: each checked against the hash the build reported, the SASS disassembled here from
+the copied CUBIN): the artifacts this rung names are those copies, never the solution's files.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from rung import backends, knobs
 from rung.backends import build_cache
+from rung.judge.build_copy import keep_build
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 
@@ -58,6 +63,7 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
             f"no {backend.BACKEND.value} kernel reached its launcher when {problem.entry_name} ran on "
             f"{problem.tests[0]}: nothing built ahead of time (guard's kernel_launched judges whether one ran)"
         )
+    kept = keep_build(session.run_dir, answer)
     metrics = {
         "arch": arch,
         "kernels": kernels,
@@ -65,19 +71,20 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
         "max_shared_bytes": max(k["shared_bytes"] for k in kernels),
         "spill_instructions": sum(k["spill_instructions"] for k in kernels),
         **build_times(answer, kernels),
+        "artifact_sha256": kept.copied.sha256,
     }
     summary = "; ".join(
         f"{k['name']} (from {k['case']}): {k['registers']} regs, {k['shared_bytes']} B smem, "
         f"{k['spill_instructions']} spill ops"
         for k in kernels
     )
-    return RungResult(
-        "compile",
-        Status.OK,
-        f"{len(kernels)} kernel build(s) for {arch}{_built_in(metrics)}: {summary}",
-        metrics,
-        list(answer.get("artifacts") or []),
-    )
+    said = f"{len(kernels)} kernel build(s) for {arch}{_built_in(metrics)}: {summary}"
+    notes = "".join(f"\n{note}" for note in kept.notes)
+    if kept.copied.refused:  # the build's own files were tampered with, or named outside its folder
+        return RungResult(
+            "compile", Status.FAILED, kept.copied.refusals("compile") + notes, metrics, kept.paths
+        )
+    return RungResult("compile", Status.OK, said + notes, metrics, kept.paths)
 
 
 def build_times(answer: dict[str, Any], kernels: list[dict[str, Any]]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from rung import ncu
+from rung.common.safe_files import open_new
 from rung.judge import gpu_lock, witness
 from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
@@ -49,7 +50,8 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     index = len(session.problem.benchmarks) - 1
     case = session.problem.benchmarks[index]
     inputs_path = session.run_dir / "solution" / "profile_inputs.pt"
-    torch.save(session.inputs(case, trial_seed(session.seed, 1000 + index, 0)), inputs_path)
+    with open_new(inputs_path) as f:  # in the scratch folder: a link planted there is removed, not followed
+        torch.save(session.inputs(case, trial_seed(session.seed, 1000 + index, 0)), f)
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
     report, log, target_log = out / "report.ncu-rep", out / "ncu.log", out / "target.log"

@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from typing import Any
 import torch
 
 from rung import backends, knobs
+from rung.common.safe_files import Refused, open_new, own_folder, read_beneath, write_new
 from rung.judge.rungs.correct import trial_seed
 from rung.profile import read_text
 from rung.scopes import lines, summarize
@@ -47,14 +47,18 @@ def scopes(session: Any, params: dict[str, Any]) -> RungResult:
             "scopes", Status.SKIPPED, f"proton traces Triton kernels only; this solution uses {kinds}"
         )
     start, env = session.profile_start()
-    scratch = Path(start.scratch) / "scopes"
-    scratch.mkdir(parents=True, exist_ok=True)
+    try:  # the trace's folder, made here: one the solution planted (a link) is refused
+        scratch = own_folder(Path(start.scratch) / "scopes")
+    except Refused as e:
+        why = f"the scratch folder's scopes/ refused: {e.reason}"
+        return RungResult("scopes", Status.SKIPPED, why)
     out = session.run_dir / "scopes"
     out.mkdir(parents=True, exist_ok=True)
     index = len(session.problem.benchmarks) - 1
     case = session.problem.benchmarks[index]
     inputs_path = Path(start.scratch) / "scopes_inputs.pt"
-    torch.save(session.inputs(case, trial_seed(session.seed, 2000 + index, 0)), inputs_path)
+    with open_new(inputs_path) as f:  # a link planted there is removed, not followed
+        torch.save(session.inputs(case, trial_seed(session.seed, 2000 + index, 0)), f)
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
     log = out / "target.log"
@@ -78,7 +82,7 @@ def scopes(session: Any, params: dict[str, Any]) -> RungResult:
         why = f"proton could not trace the call (exit code {code}): {said[-1] if said else ''}"
         return RungResult("scopes", Status.SKIPPED, why, {"said": said}, [str(log)], seconds)
     written = sorted(p for p in scratch.glob("scopes.*") if p.suffix != ".json")  # proton names the format
-    raw = _read_untrusted(written[0]) if written else None
+    raw = _read_untrusted(Path(start.scratch), written[0]) if written else None
     if raw is None:
         why = f"proton wrote no readable trace (at most {MAX_TRACE_BYTES >> 20} MiB): {said[-1] if said else ''}"
         return RungResult("scopes", Status.SKIPPED, why, {"said": said}, [str(log)], seconds)
@@ -90,12 +94,12 @@ def scopes(session: Any, params: dict[str, Any]) -> RungResult:
             "scopes", Status.SKIPPED, f"proton's trace is unreadable: {e}", {}, [str(log)], seconds
         )
     trace, summary = out / "trace.chrome_trace.json", out / "summary.json"
-    trace.write_bytes(raw)
-    marks = _read_untrusted(scratch / "marks.json", 2**20)
+    write_new(trace, raw)
+    marks = _read_untrusted(Path(start.scratch), scratch / "marks.json", 2**20)
     figures: dict[str, Any] = {"case": case, "kernels": kernels}
     with contextlib.suppress(ValueError, TypeError):
         figures["marked"] = json.loads(marks or b"{}")
-    summary.write_text(json.dumps(figures, indent=1, default=str))
+    write_new(summary, json.dumps(figures, indent=1, default=str))
     if not kernels:
         why = "proton traced no scope (no Triton kernel ran, or none could be marked)"
         return RungResult("scopes", Status.SKIPPED, why, figures, [str(trace), str(summary)], seconds)
@@ -131,14 +135,10 @@ def _run(cmd: list[str], env: dict[str, str], cwd: str, log: Path, timeout_s: fl
             return None
 
 
-def _read_untrusted(path: Path, limit: int = MAX_TRACE_BYTES) -> bytes | None:
-    """A regular file the solution process wrote, never through a link, or None; at most `limit`."""
+def _read_untrusted(scratch: Path, path: Path, limit: int = MAX_TRACE_BYTES) -> bytes | None:
+    """A regular file the solution process wrote beneath `scratch`, no link followed on the way,
+    or None; at most `limit` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_beneath(scratch, path, limit)
+    except (Refused, OSError):
         return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        return f.read(limit)
