@@ -209,8 +209,9 @@ class Session:
     ) -> Called:
         """One call of the solution on `inputs` (placed anew unless `placed` is given); with
         `kernel_names`, on a GPU, its report names the kernels it ran."""
+        if self.solution.pid is None or self.solution.pid != self.threads.pid:
+            self.ready_to_import()  # a new process: its threads counted before it imports
         placed = placed or self.solution.place(inputs)
-        self.threads.note(self.solution.pid)  # a new process: its count before the import
         report, outs = self.solution.call(
             placed, self.expected(reference), self.timeout_s, suppress, kernel_names
         )
@@ -223,11 +224,11 @@ class Session:
         return Called(report, outs, placed, changed, self.warn if self.lenient else None)
 
     def ready_to_import(self) -> SolutionProcess:
-        """The solution process, started and configured but with the solution not yet imported
-        by it (the load rung's next request does that), its threads counted."""
+        """The solution process, ready (started early, it may still be starting its libraries'
+        threads until its first answer) and configured, with the solution not yet imported by it
+        (the caller's next request does that), its threads counted."""
         proc = self.solution
-        if proc.pid is None:
-            proc.request("harm", {}, self.timeout_s)
+        proc.request("before_import", {}, self.timeout_s)
         self.threads.note(proc.pid)
         return proc
 

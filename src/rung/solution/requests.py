@@ -56,6 +56,10 @@ def _answer(harness: Harness, warmup: Any, op: str, params: dict[str, Any]) -> d
         from rung.solution.build import build
 
         return build(harness, params)
+    if op == "before_import":  # the judge counts this process's threads next: the profiler's
+        if warmup is not None:  # warm-up (CUPTI's threads) over by then, so they are counted
+            warmup.wait()
+        return {}
     if op in ("harm", "release"):  # release: only the frees the request carries (main.py)
         return {}
     raise ValueError(f"unknown request {op!r}")
