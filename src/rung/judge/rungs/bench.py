@@ -4,14 +4,18 @@ with every timed call's answer liable to be checked.
 For each case: several input sets at distinct addresses, placed in the solution process
 (rotated, so neither output caching nor L2 residency flatters the figure); the solution checked
 against the reference on the first set (a wrong case is not timed); then the solution process
-times the solution (`rung.solution.bench`: events with an adaptive stop, then 20 to 100 calls
-under CUPTI, whose per-call device span, kernels and copies alike, is the headline figure; for
-calls under 20 us, a CUDA graph of many calls back to back), copying the outputs of randomly
-drawn timed calls into slots the judge reads. The judge then checks, and any failure fails the
-case: every copied output against its own reference for that call's input set (an answer that
-goes stale or wrong only while timed); no device work launched outside a call or left running
-after it; no timer or comparison function replaced; no thread left running; the reported event
-time within the wall clock the judge measured around the sampling. Then the judge times the
+times the solution (`rung.solution.bench`: events with an adaptive stop, the headline, taken
+with the profiler off; then 20 to 100 calls under CUPTI, which attribute kernels, copies, busy
+time and gaps; for calls under 20 us, a CUDA graph of many calls back to back), copying the
+outputs of timed calls drawn from a key the judge makes (each pass's own: events, CUPTI, the
+graph's replays) into slots the judge reads. The judge then checks, and any failure fails the
+case: the copies came from the calls its key drew; every copied output against its own reference
+for that call's input set (an answer that goes stale or wrong only while timed, under the
+profiler or under stream capture); no device work launched outside a call or left running after
+it; no timer or comparison function replaced; no thread left running; the reported event time
+within the wall clock the judge measured around the sampling; one input set, changed in one
+element after timing, answered anew (a content cache). Other processes NVML saw on the GPU while
+the case was timed are named (`shared_gpu`). Then the judge times the
 reference and the baseline (torch.compile of the reference) itself, the same way, while the
 solution process waits, or reuses their figures from an earlier check of the same problem, case
 and GPU (`rung.judge.kept_timings`: neither depends on the solution). The SM clock is read while
