@@ -18,9 +18,13 @@ nvcc's and torch's versions: a second compile of an unchanged solution copies th
 `cached` and `build_s` saying so. A compile error is CompileFailed with nvcc's own error lines,
 the `.cu` line mapped to the solution's where the source is a string literal of it.
 
-On a GPU, the solution process builds the extension at import through torch's own load_inline
-(a C++ compiler, nvcc and ninja, into TORCH_EXTENSIONS_DIR in the build cache), and that time
-is reported by the compile rung too (`import_builds`).
+The host code runs on fake CUDA (`fake_cuda`): device guards, stream handles and CUDA tensors of
+the inputs' shapes work without a GPU, so an extension built on the first call, under
+`with torch.cuda.device(x.device):`, is reached and built.
+
+On a GPU, the solution process builds the extension through torch's own load_inline (a C++
+compiler, nvcc and ninja), each build in a build-cache folder of its own key (`torch_builds`),
+and the import's build time is reported by the compile rung too (`import_builds`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from rung.backends import build_cache, cuda_nvcc, cuda_record
+from rung.backends import build_cache, cuda_nvcc, cuda_record, fake_cuda, torch_builds
 from rung.backends.base import BuiltKernel, Call, CompileFailed
 from rung.backends.cubin import describe, functions
 from rung.spec import Backend
@@ -107,7 +111,7 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
     from rung.common.loader import import_file
 
     cuda_nvcc.arch_flags(arch)  # a bad arch fails before anything is imported
-    with cuda_record.recording(solution_path) as extensions:
+    with fake_cuda.host(arch, solution_path), cuda_record.recording(solution_path) as extensions:
         module = import_file(solution_path, "rung_solution_cuda")
         if not extensions and calls:
             _call_recording(module, calls[0])
@@ -247,9 +251,10 @@ def _local_ops(sass: str, function: str) -> int:
 @contextmanager
 def import_builds(solution: Path, device: str) -> Iterator[cuda_record.Timed]:
     """Around the solution process's import of a CUDA C++ solution: on a GPU torch builds its
-    extensions and the seconds that takes are counted; without one the builds are recorded
-    instead (they could not run here, and the import still finds `custom_kernel`). Any other
-    solution is imported untouched."""
+    extensions, each keyed in the build cache from then on (`torch_builds`: an extension built
+    on the first call is too), and the seconds the import's builds take are counted; without one
+    the builds are recorded instead (they could not run here, and the import still finds
+    `custom_kernel`). Any other solution is imported untouched."""
     from rung.backends import imported_modules
 
     try:
@@ -259,6 +264,7 @@ def import_builds(solution: Path, device: str) -> Iterator[cuda_record.Timed]:
     if not uses:
         yield cuda_record.Timed()
     elif device == "cuda":
+        torch_builds.install()
         with cuda_record.timed() as total:
             yield total
     else:

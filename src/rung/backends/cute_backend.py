@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rung.backends import fake_cuda
 from rung.backends.base import BuiltKernel, Call, CompileFailed, compiler_lines
 from rung.backends.cubin import describe
 from rung.spec import Backend
@@ -103,7 +104,11 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
     out_dir.mkdir(parents=True, exist_ok=True)
     built: list[BuiltKernel] = []
     seen: set[str] = set()
-    with tempfile.TemporaryDirectory(prefix="cute_dump_") as dump, _building(arch, Path(dump)) as builds:
+    with (
+        tempfile.TemporaryDirectory(prefix="cute_dump_") as dump,
+        _building(arch, Path(dump)) as builds,
+        fake_cuda.host(arch, solution_path),
+    ):
         module = _located(lambda: import_file(solution_path, "rung_solution_cute"), solution_path)
         for case, call in calls:
             builds.clear()
@@ -153,9 +158,7 @@ def _building(arch: str, dump: Path) -> Iterator[list[_Build]]:
     """CuTe DSL set to build for `arch` and keep its stages in `dump`, every launch recorded
     instead of run; everything it changed is put back on exit."""
     import cutlass.cute.runtime as cute_runtime
-    import cutlass.torch as cutlass_torch
     import torch
-    from cuda.bindings import driver
     from cutlass.base_dsl.jit_executor import JitCompiledFunction
     from cutlass.cutlass_dsl import CuTeDSL
     from cutlass.cutlass_dsl.cutlass import KernelLauncher
@@ -190,12 +193,9 @@ def _building(arch: str, dump: Path) -> Iterator[list[_Build]]:
         return result
 
     def tensor_init(self: Any, tensor: Any, *args: Any, **kwargs: Any) -> None:
-        if isinstance(tensor, torch.Tensor) and tensor.device.type != "cuda":
+        if isinstance(tensor, torch.Tensor) and fake_cuda.without_memory(tensor):
             self._rung_described = tensor = OnCuda(tensor)  # held as long as the DSL's tensor
         original_tensor_init(self, tensor, *args, **kwargs)
-
-    def null_stream() -> Any:
-        return driver.CUstream(0)
 
     def compile_cached(self: Any, module: Any, *args: Any, **kwargs: Any) -> Any:
         digest = cute_cache.key(module, arch, envar)
@@ -219,11 +219,6 @@ def _building(arch: str, dump: Path) -> Iterator[list[_Build]]:
         (type(dsl), "compile_and_cache", compile_cached),
         *settings,
     ]
-    if not torch.cuda.is_available():
-        patches += [
-            (cutlass_torch, "current_stream", null_stream),
-            (cutlass_torch, "default_stream", null_stream),
-        ]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, value in patches:
         setattr(owner, name, value)

@@ -54,7 +54,10 @@ def _dlpack_dtype(dtype: Any) -> _DataType:
     """torch's own DLPack code for `dtype`, read from a one-element CPU tensor's capsule."""
     import torch
 
-    capsule = torch.empty(1, dtype=dtype).__dlpack__()
+    from rung.backends import fake_cuda
+
+    with fake_cuda.real():  # a real tensor, whose capsule can be read
+        capsule = torch.empty(1, dtype=dtype).__dlpack__()
     found = _Managed.from_address(_capsule_pointer(capsule, b"dltensor")).dl_tensor.dtype
     return _DataType(found.code, found.bits, found.lanes)
 

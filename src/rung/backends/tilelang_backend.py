@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rung.backends import build_cache
+from rung.backends import build_cache, fake_cuda
 from rung.backends.base import BuiltKernel, Call, CompileFailed, compiler_lines
 from rung.backends.cubin import describe
 from rung.spec import Backend
@@ -95,7 +95,8 @@ def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir:
                 built[-1].case = case
         compiled.clear()
 
-    with _compiles_for(target_arch(arch), solution_path) as compiled:
+    target = target_arch(arch)
+    with _compiles_for(target, solution_path) as compiled, fake_cuda.host(target, solution_path):
         module = import_file(solution_path, "rung_solution_tilelang")
         keep(compiled, {})  # kernels the module compiled as it was imported
         for case, call in calls:
@@ -124,9 +125,11 @@ def _compiles_for(arch: str, solution: Path) -> Iterator[list[tuple[Any, float]]
 
     tilelang: Any = importlib.import_module("tilelang")
     jit: Any = importlib.import_module("tilelang.jit")  # the module: `tilelang.jit` is the decorator
+    language: Any = importlib.import_module("tilelang.language")
 
     compiled: list[tuple[Any, float]] = []
     original_compile, original_get_tir = jit.compile, jit.JITImpl.get_tir
+    original_prim_func = language.prim_func
 
     def compile_instead(func: Any, *args: Any, **kwargs: Any) -> NotRun:
         kwargs["target"] = {"kind": "cuda", "arch": arch}
@@ -144,13 +147,25 @@ def _compiles_for(arch: str, solution: Path) -> Iterator[list[tuple[Any, float]]
         except Exception as e:  # the frontend building the kernel's TIR
             raise CompileFailed(error_lines(e, solution)) from None
 
+    def prim_func_or_fail(func: Any = None, **kwargs: Any) -> Any:
+        """`T.prim_func`, whose frontend reads the kernel's body where it decorates it (in the
+        host code, before any compile): a failure there is the kernel's."""
+        if func is None:  # `@T.prim_func(...)`: the decorator
+            return lambda f: prim_func_or_fail(f, **kwargs)
+        try:
+            return original_prim_func(func, **kwargs)
+        except Exception as e:
+            raise CompileFailed(error_lines(e, solution)) from None
+
     jit.compile = tilelang.compile = compile_instead
     jit.JITImpl.get_tir = get_tir_or_fail
+    language.prim_func = prim_func_or_fail
     try:
         yield compiled
     finally:
         jit.compile = tilelang.compile = original_compile
         jit.JITImpl.get_tir = original_get_tir
+        language.prim_func = original_prim_func
 
 
 class NotRun:

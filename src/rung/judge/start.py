@@ -49,9 +49,10 @@ def solution_start(
         TMPDIR=str(scratch / "tmp"),
         HOME=str(scratch / "home"),
         TRITON_CACHE_DIR=caches[0],
-        # torch's load_inline builds here, so a second check of the solution reuses the build;
-        # its build runs ninja, which is installed beside this Python.
-        TORCH_EXTENSIONS_DIR=str(builds / "torch_extensions"),
+        # Each check's own: a build torch makes here under an extension's name is never another
+        # check's (load_inline's builds are kept in the build cache by key: torch_builds). Its
+        # build runs ninja, which is installed beside this Python.
+        TORCH_EXTENSIONS_DIR=str(scratch / "torch_extensions"),
         # TileLang builds each kernel on its first call (nvcc) and keeps it here for the next check.
         TILELANG_CACHE_DIR=str(builds / "tilelang_cache"),
         # torch.compile builds its kernels in this process, one after another: with a pool of

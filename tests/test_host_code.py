@@ -1,0 +1,257 @@
+"""Kernels as people write them: host code that touches CUDA builds without a GPU, and builds
+that share an extension's name never share a folder.
+
+The planted solutions (tests/fixtures/host_code/) double a vector the way NVIDIA's examples and
+GPU MODE submissions are written: a device guard, the current stream's handle (as an integer,
+or as a `cuda.CUstream`), the kernel or extension built inside custom_kernel on its first call.
+Each has a broken twin (the line marked BROKEN) that must FAIL at compile naming that line; the
+two CUDA C++ ones build under the same extension name. The CPU builds take 2 to 5 s each.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from rung import backends
+from rung.backends import build_cache, fake_cuda, torch_builds
+from rung.backends.base import CompileFailed
+from rung.backends.cuda_nvcc import NoToolkit
+from rung.spec import Status
+from tests.conftest import FIXTURES, rung_of
+
+HOST_CODE = FIXTURES / "host_code"
+TINY = FIXTURES / "tiny"
+ARCH = "sm_90a"
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (the CUDA toolkit) is not on PATH")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory):
+    """One build cache for the module: the CUDA C++ twins share it, as checks of one workspace do."""
+    root = tmp_path_factory.mktemp("builds")
+    build_cache.use(root)
+    yield root
+    build_cache._root = None
+
+
+def build(solution: Path, out: Path) -> list:
+    """The compile rung's build, as the solution process makes it: the tiny problem's benchmark
+    case as meta tensors, handed to the solution as fake CUDA tensors."""
+    backend = backends.detect(solution.read_text())
+    x = torch.empty(4096, device="meta")
+    call = ({"n": 4096}, lambda module: module.custom_kernel(*fake_cuda.placed((x,))))
+    return backend.compile_solution(solution, [call], ARCH, out)
+
+
+def broken_line(solution: Path) -> int:
+    return next(
+        i
+        for i, line in enumerate(solution.read_text().splitlines(), 1)
+        if "// BROKEN" in line or "# BROKEN" in line
+    )
+
+
+# --- the host code runs on fake CUDA -----------------------------------------------------------
+
+
+def test_the_host_api_answers_as_a_device_of_the_arch_and_is_put_back_after():
+    cuda_api = {name: getattr(torch.cuda, name) for name in fake_cuda.REPLACED}
+    to_cuda = torch.Tensor.cuda
+    with fake_cuda.host("sm_90a", Path("solution.py")):
+        (x,) = fake_cuda.placed((torch.empty(3, 5, device="meta").t(),))
+        assert x.is_cuda and x.shape == (5, 3) and x.stride() == (1, 5)
+        with torch.cuda.device(x.device):
+            stream = torch.cuda.current_stream(x.device)
+            made = torch.empty(7, device=x.device, dtype=torch.half)
+            assert stream.cuda_stream == 0 and made.is_cuda and torch.ones(2).cuda().is_cuda
+            assert torch.cuda.get_device_capability() == (9, 0)
+            assert torch.cuda.get_device_properties(x.device).multi_processor_count == 132
+            torch.cuda.synchronize()
+    assert {name: getattr(torch.cuda, name) for name in fake_cuda.REPLACED} == cuda_api
+    assert torch.Tensor.cuda is to_cuda and fake_cuda.placed((1,)) == (1,)
+
+
+@pytest.mark.parametrize(
+    "host_code",
+    ["float(x.sum())", "x.tolist()", "torch.nonzero(x)", "x.cpu().numpy()"],
+)
+def test_host_code_that_reads_a_tensors_values_cannot_be_built_here_and_says_where(host_code, tmp_path):
+    solution = tmp_path / "reads.py"
+    solution.write_text(f"import torch\n\n\ndef custom_kernel(x):\n    {host_code}\n")
+    from rung.common.loader import import_file
+
+    (x,) = (torch.empty(4, device="meta"),)
+    with (
+        pytest.raises(fake_cuda.NeedsGpu, match=r"at reads\.py:5 .*cannot fake") as raised,
+        fake_cuda.host(ARCH, solution),
+    ):
+        import_file(solution, "reads").custom_kernel(*fake_cuda.placed((x,)))
+    assert isinstance(raised.value, NoToolkit)  # the compile rung reads it as SKIPPED, never ERROR
+
+
+def test_an_ordinary_failure_of_the_host_code_stays_the_solutions(tmp_path):
+    with pytest.raises(ZeroDivisionError), fake_cuda.host(ARCH, tmp_path / "x.py"):
+        _ = 1 / 0
+
+
+# --- the planted solutions --------------------------------------------------------------------
+
+
+@needs_nvcc
+@pytest.mark.parametrize("language", ["cuda", "cute", "tilelang"])
+def test_host_code_as_people_write_it_builds_and_its_broken_twin_fails_at_its_line(language, cache, tmp_path):
+    correct, broken = HOST_CODE / f"host_{language}.py", HOST_CODE / f"host_{language}_broken.py"
+    kernels = build(correct, tmp_path / "correct")
+    assert kernels and all(k.registers > 0 for k in kernels)
+    assert list((tmp_path / "correct").glob("*.sass")), "no SASS for the dump rung"
+    with pytest.raises(CompileFailed, match=rf"{broken.name}:{broken_line(broken)}\b"):
+        build(broken, tmp_path / "broken")
+
+
+@needs_nvcc
+def test_two_cuda_versions_under_one_extension_name_are_two_builds(cache, tmp_path):
+    """As two checks of one workspace: the broken version fails, the correct one builds and
+    is kept under its own key, then comes back from the cache as its own."""
+    with pytest.raises(CompileFailed):
+        build(HOST_CODE / "host_cuda_broken.py", tmp_path / "broken")
+    (first,) = build(HOST_CODE / "host_cuda.py", tmp_path / "one")
+    (again,) = build(HOST_CODE / "host_cuda.py", tmp_path / "two")
+    assert again.cached and again.name == first.name == "twice_kernel"
+    assert "2.0f * x[i];" in (tmp_path / "two" / "twice_host_ext.cu").read_text()
+    assert not list((cache / "cuda").glob(f"*/{build_cache.STAGING}*")), "a staging folder was left"
+
+
+@needs_nvcc
+def test_the_cuda_version_climbs_to_compile_and_dump_on_the_cpu(climb):
+    run = climb(TINY, HOST_CODE / "host_cuda.py")
+    assert rung_of(run, "compile").status is Status.OK, rung_of(run, "compile").message
+    assert rung_of(run, "dump").status is Status.OK, rung_of(run, "dump").message
+    assert "twice_kernel" in rung_of(run, "compile").message
+
+
+# --- torch's own builds, keyed ----------------------------------------------------------------
+
+
+def fake_load_inline(
+    name,
+    cpp_sources,
+    cuda_sources=None,
+    functions=None,
+    build_directory=None,
+    verbose=False,
+    is_python_module=True,
+):
+    """Builds as torch does, in `build_directory` under a lock file, a module named `name` (a .py
+    file stands in for the library); a source with BROKEN in it fails half-way."""
+    folder = Path(build_directory)
+    (folder / "lock").write_text("")
+    time.sleep(0.05)  # long enough for a concurrent build to be under way too
+    if "BROKEN" in cpp_sources:
+        (folder / f"{name}.so").write_text("half")
+        raise RuntimeError(f"Error building extension '{name}'")
+    (folder / f"{name}.py").write_text(f"SOURCE = {cpp_sources!r}\n")
+    (folder / "lock").unlink()
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def keyed(tmp_path):
+    build_cache.use(tmp_path / "builds")
+    calls: list[str] = []
+
+    @functools.wraps(fake_load_inline)  # torch's signature, as keyed reads it
+    def counted(**kwargs):
+        calls.append(kwargs["cpp_sources"])
+        return fake_load_inline(**kwargs)
+
+    yield torch_builds.keyed(counted, "load_inline"), calls
+    build_cache._root = None
+
+
+def staged_or_published(root: Path) -> list[Path]:
+    return sorted(p.relative_to(root) for p in (root / torch_builds.KIND).glob("*/*"))
+
+
+def test_concurrent_builds_under_one_name_each_load_their_own(keyed, tmp_path):
+    load_inline, calls = keyed
+    sources = ["correct one", "correct two", "BROKEN three"]
+    got: dict[str, object] = {}
+
+    def check(source: str) -> None:
+        try:
+            got[source] = load_inline("gemv_rows_ext", cpp_sources=source).SOURCE
+        except RuntimeError as e:
+            got[source] = e
+
+    threads = [threading.Thread(target=check, args=(s,)) for s in sources]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got["correct one"] == "correct one" and got["correct two"] == "correct two"
+    assert isinstance(got["BROKEN three"], RuntimeError)
+    published = staged_or_published(tmp_path / "builds")
+    assert len(published) == 2 and not any(build_cache.STAGING in str(p) for p in published)
+    # A later check finds its own build, imported from its folder: torch is not called again.
+    assert load_inline("gemv_rows_ext", cpp_sources="correct two").SOURCE == "correct two"
+    assert sorted(calls) == sorted(sources)
+
+
+def test_a_killed_build_leaves_nothing_a_later_build_waits_on_or_reads(keyed, tmp_path):
+    load_inline, calls = keyed
+    digest = torch_builds.key(
+        "load_inline",
+        {
+            "name": "ext",
+            "cpp_sources": "src",
+            "cuda_sources": None,
+            "functions": None,
+            "is_python_module": True,
+        },
+    )
+    final = build_cache.folder(torch_builds.KIND, digest)
+    killed = final.parent / f"{build_cache.STAGING}{digest[:8]}-killed"
+    killed.mkdir(parents=True)
+    (killed / "lock").write_text("")
+    (killed / "ext.so").write_text("half")
+    assert build_cache.lookup(torch_builds.KIND, digest) is None
+    assert load_inline("ext", cpp_sources="src").SOURCE == "src"  # neither waited on nor read
+    assert calls == ["src"] and build_cache.lookup(torch_builds.KIND, digest) == final
+    old = time.time() - build_cache.STALE_S - 60
+    os.utime(killed, (old, old))
+    with pytest.raises(RuntimeError):  # any later build of its kind sweeps it
+        load_inline("ext", cpp_sources="BROKEN")
+    assert not killed.exists() and staged_or_published(tmp_path / "builds") == [
+        final.relative_to(tmp_path / "builds")
+    ]
+
+
+def test_a_build_the_solution_places_itself_is_torchs_own(keyed, tmp_path):
+    load_inline, _ = keyed
+    own = tmp_path / "own"
+    own.mkdir()
+    assert load_inline("ext", cpp_sources="mine", build_directory=str(own)).SOURCE == "mine"
+    assert (own / "ext.py").is_file() and not (tmp_path / "builds").exists()
+
+
+def test_the_key_of_a_load_reads_its_files_and_the_headers_beside_them(tmp_path):
+    source, header = tmp_path / "k.cu", tmp_path / "k.cuh"
+    source.write_text('#include "k.cuh"\n')
+    header.write_text("#define SCALE 2\n")
+    given = {"name": "k", "sources": [str(source)], "is_python_module": True}
+    before = torch_builds.key("load", given)
+    header.write_text("#define SCALE 3\n")
+    assert torch_builds.key("load", given) != before
