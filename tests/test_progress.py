@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from rung import knobs, ladder, progress
+from rung import knobs, ladder, progress, render
 from rung.spec import Device, Run, RungResult, Solution, Status
 
 
@@ -103,3 +103,24 @@ def test_waiting_spins_on_a_terminal_and_says_it_once_elsewhere():
     with progress.waiting(Console(file=piped, width=100), "a judge reads p"):
         pass
     assert piped.getvalue() == "a judge reads p\n"
+
+
+def test_a_long_rung_line_wraps_at_words_under_its_message_on_a_terminal_and_never_when_piped():
+    message = "3 kernel build(s) for sm_90: softmax_kernel (from {'rows': 1024}): 55 regs\nnext: " + "x" * 40
+    r = RungResult("compile", Status.OK, message, {}, [], 3.71)
+    terminal = Console(width=60, record=True, color_system=None, soft_wrap=False)
+    render.print_rung_line(terminal, r)
+    assert [line.rstrip() for line in terminal.export_text().splitlines()] == [
+        "  ✓ compile  OK        3.71s  3 kernel build(s) for sm_90:",
+        "                              softmax_kernel (from {'rows':",
+        "                              1024}): 55 regs",
+        "                              next:",
+        "                              xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "                              xxxxxxxxxx",
+    ]
+    piped = Console(width=60, record=True, color_system=None, soft_wrap=True)
+    render.print_rung_line(piped, r)
+    assert piped.export_text().splitlines() == [
+        "  ✓ compile  OK        3.71s  " + message.splitlines()[0],
+        " " * 31 + "next: " + "x" * 40,
+    ]

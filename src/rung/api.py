@@ -13,7 +13,7 @@ from rung.context import ContextIndex, Snippet
 from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
 from rung.spare_judges import SpareJudges
-from rung.spec import Device, Problem, Run
+from rung.spec import Device, Outcome, Problem, Run
 from rung.store import Store, existing_workspace, find_workspace
 
 
@@ -29,10 +29,12 @@ def check(
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
     spares: SpareJudges | None = None,
+    stop_at_failure: bool = False,
 ) -> list[Run]:
-    """Climb the ladder for each solution of `problem`; the stored runs, in order. With `spares`
-    (a long-lived caller's, as the MCP server's), the problem is described by the judge held
-    there for it, if any: started while the caller waited, it has imported torch already."""
+    """Climb the ladder for each solution of `problem`; the stored runs, in order (with
+    `stop_at_failure`, up to the first that failed). With `spares` (a long-lived caller's, as
+    the MCP server's), the problem is described by the judge held there for it, if any: started
+    while the caller waited, it has imported torch already."""
     paths = [Path(s) for s in solutions]
     for p in paths:
         if not p.is_file():
@@ -44,8 +46,12 @@ def check(
             judge.discard()
             return []
         # The judge that described the problem climbs the first solution: one start the fewer.
-        first = runner.climb(store, spec, device, paths[0], on_rung, on_run, judge=judge)
-        return [first, *(runner.climb(store, spec, device, p, on_rung, on_run) for p in paths[1:])]
+        runs = [runner.climb(store, spec, device, paths[0], on_rung, on_run, judge=judge)]
+        for p in paths[1:]:
+            if stop_at_failure and runs[-1].outcome == Outcome.FAILED:
+                break
+            runs.append(runner.climb(store, spec, device, p, on_rung, on_run))
+        return runs
 
 
 def check_many(

@@ -8,6 +8,7 @@ usage or a bad problem (one line on stderr, no traceback); 130 interrupted.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import sys
 from importlib.metadata import version as package_version
@@ -16,10 +17,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from rung import api, confine, knobs, progress, render, runner, scaffold, settings, views
 from rung.errors import RungError
-from rung.spec import SCHEMA, Outcome, Run, RungResult, dumps
+from rung.spec import SCHEMA, Outcome, Run, RungResult, Status, dumps
 from rung.store import existing_workspace, find_workspace
 
 app = typer.Typer(
@@ -28,8 +30,10 @@ app = typer.Typer(
     help="rung: the verifiable loop for GPU kernels. Settings (below) come from these flags, then "
     "RUNG_* variables, then rung.toml or \\[tool.rung] in pyproject.toml; `rung config` shows each.",
 )
-# Piped output is read by scripts and agents: never wrap or truncate it.
-out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 240)
+# Piped output is read by scripts and agents: never wrap or truncate it. On a terminal, lines fit
+# its width, wrapped at word boundaries (render.print_rung_line indents a rung's under its message).
+_TERMINAL = sys.stdout.isatty()
+out = Console(highlight=False, soft_wrap=not _TERMINAL, width=None if _TERMINAL else 240)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (for scripts and agents).")]
@@ -125,23 +129,52 @@ def check(
             "(by default the problem's own check decides and those rules warn; RUNG_STRICT=1).",
         ),
     ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Leave SKIPPED rungs out of the rung lines.")
+    ] = False,
+    exitfirst: Annotated[
+        bool,
+        typer.Option(
+            "--exitfirst", "-x", help="Stop at the first version that fails (the versions climb one by one)."
+        ),
+    ] = False,
 ) -> None:
     """Climb the ladder for each solution: load, compile, run, correct, scale, guard, and the GPU rungs;
     one summary line at the end. `rung problem PATH` shows what a problem holds (cases, input
     shapes, tolerance, cost model)."""
     paths = solutions or scaffold.solutions_of(problem)
-    at_once = knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0
+    at_once = not exitfirst and (knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0)
+    shown = Shown(json_out, quiet, exitfirst)
     with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
-        runs, wall_s = (_check_at_once if at_once else _check_one_by_one)(problem, paths, workspace, json_out)
+        runs, wall_s = (_check_at_once if at_once else _check_one_by_one)(problem, paths, workspace, shown)
     if json_out:
         print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
-    else:
-        out.print(progress.summary_line(runs, wall_s))
+        raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
+    recap = progress.recap(runs)
+    if recap:
+        out.print(Text("== not verified ==", style="bold"))
+        for line in recap:
+            out.print(line)
+    if len(runs) < len(paths):
+        out.print(
+            f"stopped at the first failed version (-x): {len(paths) - len(runs)} not checked", markup=False
+        )
+    out.print(progress.summary_line(runs, wall_s))
     raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
 
 
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """What a check prints while it climbs: nothing (--json), every rung or all but the SKIPPED
+    ones (-q); and whether it stops at the first failed version (-x)."""
+
+    json_out: bool
+    quiet: bool
+    exitfirst: bool
+
+
 def _check_one_by_one(
-    problem: Path, paths: list[Path], workspace: Path | None, quiet: bool
+    problem: Path, paths: list[Path], workspace: Path | None, shown: Shown
 ) -> tuple[list[Run], float]:
     """Each solution in turn, its rung lines printed as each rung ends."""
     runs_dir = (workspace.resolve() if workspace else find_workspace()) / ".rung" / "runs"
@@ -150,32 +183,36 @@ def _check_one_by_one(
     def rung_done(run: Run, result: RungResult) -> None:
         if len(run.rungs) == 1:
             out.print(render.header(run))
-        out.print(render.rung_line(result))
+        if not (shown.quiet and result.status == Status.SKIPPED):
+            render.print_rung_line(out, result)
         climbing.rung_done(run.id, result.name)
 
     def run_done(run: Run) -> None:
         out.print(render.verdict(run))
         climbing.run_done()
 
-    if quiet:
-        return api.check(problem, paths, workspace), climbing.wall_s
+    if shown.json_out:
+        return api.check(problem, paths, workspace, stop_at_failure=shown.exitfirst), climbing.wall_s
     with climbing:
-        return api.check(problem, paths, workspace, on_rung=rung_done, on_run=run_done), climbing.wall_s
+        runs = api.check(
+            problem, paths, workspace, on_rung=rung_done, on_run=run_done, stop_at_failure=shown.exitfirst
+        )
+        return runs, climbing.wall_s
 
 
 def _check_at_once(
-    problem: Path, paths: list[Path], workspace: Path | None, quiet: bool
+    problem: Path, paths: list[Path], workspace: Path | None, shown: Shown
 ) -> tuple[list[Run], float]:
     """The solutions climbing at once on RUNG_EXECUTOR's workers; a run printed whole as it ends
     (in the order given), for rung lines of several runs would interleave."""
     climbing = progress.ClimbingAtOnce(out, paths)
 
     def run_done(run: Run) -> None:
-        render.print_run(out, run)
+        render.print_run(out, run, hide_skipped=shown.quiet)
         climbing.run_done(run)
 
     executor, workers = str(knobs.get("RUNG_EXECUTOR")), int(knobs.get("RUNG_WORKERS")) or None
-    if quiet:
+    if shown.json_out:
         return api.check_many(problem, paths, executor, workers, workspace), climbing.wall_s
     with climbing:
         runs = api.check_many(

@@ -53,6 +53,25 @@ def summary_line(runs: list[Run], wall_s: float) -> Text:
     return Text(f"== {words} in {wall_s:.1f}s ==", style=f"bold {colour}")
 
 
+def recap(runs: list[Run]) -> list[Text]:
+    """pytest -ra's short summary: after a check of several versions, one line for each that is
+    not verified, in order, with its verdict (where), its run (its record) and why."""
+    if len(runs) < 2:
+        return []
+    lines = []
+    for run in runs:
+        if run.ok:
+            continue
+        colour = "yellow" if outcome(run) == "skipped" else "red"
+        line = Text("  ")
+        line.append(run.verdict, style=f"bold {colour}")
+        line.append(f"  {run.solution.path}  (run {run.id})", style="bold")
+        if run.why:
+            line.append(f": {run.why}")
+        lines.append(line)
+    return lines
+
+
 def time_limit_s(rung: str) -> float:
     """How long the rung may run before it is a TIMEOUT: RUNG_TIMEOUT_S, else its own limit."""
     spec = next(s for s in LADDER if s.name == rung)

@@ -59,21 +59,45 @@ def figures(r: RungResult) -> str:
     return ""
 
 
+MESSAGE_COLUMN = 31  # where a rung's further message lines start
+
+
 def rung_line(r: RungResult) -> Text:
+    """The rung on one line (a multi-line message's further lines indented under it), unwrapped:
+    piped output is read by scripts and agents."""
+    head, body = _rung_parts(r)
+    return head + Text("\n" + " " * MESSAGE_COLUMN).join(body.split("\n"))
+
+
+def rung_row(r: RungResult) -> Table:
+    """The rung fitted to a terminal: the message wrapped at word boundaries (a word longer than
+    the line folded), every continuation line indented under the message's column."""
+    head, body = _rung_parts(r)
+    grid = Table.grid()
+    grid.add_column(no_wrap=True, width=head.cell_len)
+    grid.add_column(overflow="fold")
+    grid.add_row(head, body)
+    return grid
+
+
+def _rung_parts(r: RungResult) -> tuple[Text, Text]:
     glyph, colour = STYLE[r.status]
-    line = Text()
-    line.append(f"  {glyph} ", style=colour)
-    line.append(f"{r.name:<9}", style="bold")
-    line.append(f"{r.status.value:<8}", style=colour)
-    line.append(f"{r.seconds:6.2f}s  ", style="dim")
+    head = Text()
+    head.append(f"  {glyph} ", style=colour)
+    head.append(f"{r.name:<9}", style="bold")
+    head.append(f"{r.status.value:<8}", style=colour)
+    head.append(f"{r.seconds:6.2f}s  ", style="dim")
+    body = Text()
     fig = figures(r)
     if fig:
-        line.append(fig + "  ", style="cyan")
-    first, *rest = (r.message or "").splitlines() or [""]
-    line.append(first)
-    for extra in rest:
-        line.append("\n" + " " * 31 + extra)
-    return line
+        body.append(fig + "  ", style="cyan")
+    body.append(r.message or "")
+    return head, body
+
+
+def print_rung_line(console: Console, r: RungResult) -> None:
+    """One rung: fitted to the width where the console wraps (a terminal), else on one line."""
+    console.print(rung_line(r) if console.soft_wrap else rung_row(r))
 
 
 def header(run: Run) -> Text:
@@ -100,17 +124,18 @@ def verdict(run: Run) -> Text:
     return line
 
 
-def print_run(console: Console, run: Run) -> None:
+def print_run(console: Console, run: Run, hide_skipped: bool = False) -> None:
     console.print(header(run))
     for r in run.rungs:
-        console.print(rung_line(r))
+        if not (hide_skipped and r.status == Status.SKIPPED):
+            print_rung_line(console, r)
     console.print(verdict(run))
 
 
 def print_rung(console: Console, run: Run, r: RungResult) -> None:
     """One rung of a stored run in full: its line, every figure (long ones cut), its artifacts."""
     console.print(header(run))
-    console.print(rung_line(r))
+    print_rung_line(console, r)
     for key, value in r.metrics.items():
         text = _fmt(value) if isinstance(value, (int, float, str)) else json.dumps(value, default=str)
         cut = text if len(text) <= 160 else text[:160] + f"… ({len(text)} chars; --json for all)"
