@@ -255,3 +255,49 @@ def test_the_key_of_a_load_reads_its_files_and_the_headers_beside_them(tmp_path)
     before = torch_builds.key("load", given)
     header.write_text("#define SCALE 3\n")
     assert torch_builds.key("load", given) != before
+
+
+# --- on a GPU (not run on a CPU machine) -------------------------------------------------------
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+
+
+@pytest.mark.parametrize("language", ["cuda", "cute", "tilelang"])
+@pytest.mark.gpu
+@needs_gpu
+def test_on_a_gpu_host_code_as_people_write_it_passes_and_its_twin_fails_at_its_line(climb, language):
+    correct, broken = HOST_CODE / f"host_{language}.py", HOST_CODE / f"host_{language}_broken.py"
+    run = climb(TINY, correct)
+    assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]
+    failed = rung_of(climb(TINY, broken), "compile")
+    assert failed.status is Status.FAILED and f"{broken.name}:{broken_line(broken)}" in failed.message
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_on_a_gpu_three_checks_at_once_under_one_extension_name_get_their_own_verdicts(tmp_path):
+    """As `optimize --parallel` checks an agent's versions: one workspace, one build cache, three
+    checks at once, each version building its own source as `twice_host_ext`."""
+    import json
+    import subprocess
+    import sys
+
+    other = tmp_path / "host_cuda_128.py"
+    other.write_text((HOST_CODE / "host_cuda.py").read_text().replace("threads = 256", "threads = 128"))
+    versions = [HOST_CODE / "host_cuda.py", HOST_CODE / "host_cuda_broken.py", other]
+    env = {**os.environ, "RUNG_SKIP": "profile,scopes"}
+    checks = [
+        subprocess.Popen(
+            [sys.executable, "-m", "rung", "check", str(TINY), str(v), "--json", "-w", str(tmp_path / "ws")],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for v in versions
+    ]
+    verdicts = [json.loads(c.communicate(timeout=600)[0])["solutions"][0] for c in checks]
+    assert verdicts[0]["ok"] and verdicts[2]["ok"], verdicts
+    compile_of_broken = next(r for r in verdicts[1]["rungs"] if r["name"] == "compile")
+    assert (
+        compile_of_broken["status"] == "FAILED" and "host_cuda_broken.py:24" in compile_of_broken["message"]
+    )
