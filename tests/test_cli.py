@@ -288,3 +288,14 @@ def test_shell_completion_completes_commands_and_setting_flags(tmp_path):
 
     assert complete("rung ca") == ["cache"]
     assert complete("rung --tri") == ["--trials"]
+
+
+def test_settings_are_taken_after_the_command_too_and_listed_in_its_help(tmp_path):
+    shown = json.loads(rung("--skip", "bench", "config", "--skip", "profile", "--json", cwd=tmp_path).stdout)
+    skip = next(s for s in shown["settings"] if s["name"] == "skip")
+    assert (skip["value"], skip["source"]) == ("profile", "flag --skip")  # the later one outranks
+    bad = rung("check", str(TINY), str(SOL / "good.py"), "--skip", "profiel", "-w", str(tmp_path))
+    assert bad.returncode == 2 and bad.stderr.startswith("rung: error: flag --skip: skip = 'profiel'")
+    assert not (tmp_path / ".rung").exists()  # refused before anything ran
+    helped = rung("check", "--help", cwd=tmp_path).stdout
+    assert "--skip" in helped and "[RUNG_SKIP]" in helped and "--strict" in helped

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import sys
 from importlib.metadata import version as package_version
@@ -759,6 +760,59 @@ def context_sources(json_out: JsonOpt = False, workspace: WorkspaceOpt = None) -
         out.print("nothing indexed: rung context add PATH_OR_PACKAGE, or rung context add --builtin")
     for source, count in sources:
         out.print(f"{source}: {count} snippets", markup=False)
+
+
+def _own_flags(signature: inspect.Signature) -> set[str]:
+    """The flags and parameter names a command already has (a setting of the same flag, such as
+    check's --strict or -w/--workspace, stays the command's own)."""
+    flags = set(signature.parameters)
+    for param in signature.parameters.values():
+        for meta in getattr(param.annotation, "__metadata__", ()):
+            flags.update(getattr(meta, "param_decls", ()) or ())
+            if isinstance(meta.default, str) and meta.default.startswith("-"):
+                flags.add(meta.default)  # Option("--flag") keeps its first name as `default`
+        flags.add("--" + param.name.replace("_", "-"))
+    return flags
+
+
+_CTX = "settings_ctx"  # the command's context, handed to the wrapper by Typer
+
+
+def _with_settings(fn: Any) -> Any:
+    """`fn` as a command that also takes every setting after its name (`rung check P --skip
+    profile`), listed in its --help under Settings; one given there outranks the same before it."""
+    signature = inspect.signature(fn, eval_str=True)
+    own = _own_flags(signature)
+    names = [n for n in knobs.KNOBS if settings.flag(n) not in own and settings.field(n) not in own]
+
+    # Typer hands its context to one parameter: the command's own where it has one.
+    has_ctx = next((p.name for p in signature.parameters.values() if p.annotation is typer.Context), None)
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        ctx: typer.Context = kwargs[has_ctx] if has_ctx else kwargs.pop(_CTX)
+        given = {n: kwargs.pop(settings.field(n)) for n in names}
+        given = {n: v for n, v in given.items() if v is not None}
+        if given:
+            root = ctx.find_root()
+            before = {n: root.params.get(settings.field(n)) for n in knobs.KNOBS}
+            flags = {n: v for n, v in before.items() if v is not None} | given
+            ctx.obj = settings.resolve(flags, Path.cwd())
+            ctx.with_resource(settings.exported(ctx.obj))
+        return fn(*args, **kwargs)
+
+    context = inspect.Parameter(_CTX, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+    params = [*signature.parameters.values(), *(_setting_option(n) for n in names)]
+    params += [] if has_ctx else [context]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    del command.__wrapped__  # typer reads __signature__, not the wrapped function's
+    return command
+
+
+for _typer in (app, cache_app, context_app):
+    for _info in _typer.registered_commands:
+        _info.callback = _with_settings(_info.callback)
 
 
 def main() -> None:
