@@ -20,6 +20,10 @@ the solution leaves (double fork, setsid) is re-parented to it rather than to in
 ends them all when the candidate ends. `allowed_environment` builds the solution's environment
 from an allow-list, so a key passes only if it is named.
 
+`check_imports`, called before confining, refuses to go on where a module of rung's came from
+outside rung's own folder, or any module from a folder the solution can write (its interpreter
+starts isolated, `common.child.python_command`, so none should).
+
 The Landlock calls are written here with ctypes: the `landlock` package on PyPI is a 1.0.0.dev
 pre-release and does not expose scoped signals (ABI 6), which is the signal boundary we need.
 """
@@ -292,6 +296,30 @@ def confine_self(
         else f"not confined: Landlock ABI {abi} < 6"
     )
     return Confinement(landlock_abi=abi, filesystem="landlock", signals=signals, ptrace="landlock")
+
+
+def check_imports(writable: Iterable[Path]) -> None:
+    """Raise ImportError naming each module imported so far that came from a folder in
+    `writable`, or, for rung's own, from outside the folder `rung` was imported from: a planted
+    package (a `rung` or `torch` in a scratch folder) would run unconfined."""
+    import rung
+
+    home = Path(rung.__file__).resolve().parent
+    folders = [Path(w).resolve() for w in writable]
+    wrong = []
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if not where:
+            continue
+        path = Path(where).resolve()
+        ours = name == "rung" or name.startswith("rung.")
+        if any(path.is_relative_to(f) for f in folders) or (ours and not path.is_relative_to(home)):
+            wrong.append(f"{name} from {path}")
+    if wrong:
+        raise ImportError(
+            "refusing to run: modules imported from a folder the solution can write, or rung's own "
+            f"from outside its installation ({home}): " + "; ".join(wrong[:10])
+        )
 
 
 def allowed_environment(environ: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, str]:

@@ -1,11 +1,13 @@
 """A child process that answers on a private channel: the controller's judge, the judge's
 solution process.
 
-It runs `python -m MODULE REQUEST_FD RESULT_FD` in a session of its own, with the environment it
-is given, its stdout and stderr through capped logs, and the first message it reads carrying a
-per-child token that every answer must carry back. A child that crashes, exits or stops
-answering raises `ChildCrashed` or `ChildTimedOut` with the tail of its stderr; the next launch
-starts a fresh one.
+It runs MODULE with REQUEST_FD RESULT_FD (`python_command`: an isolated interpreter) in a
+session of its own, with the environment it is given, its stdout and stderr through capped logs,
+and the first message it reads carrying a per-child token that every answer must carry back.
+Every answer is bounded (`logcap.bounded`): a message past MAX_MESSAGE_BYTES ends the child, and
+each string in one keeps its head and tail. A child that crashes, exits or stops answering
+raises `ChildCrashed` or `ChildTimedOut` with the tail of its stderr; the next launch starts a
+fresh one.
 """
 
 from __future__ import annotations
@@ -19,9 +21,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rung.common.channel import Channel, ChannelClosed, ChannelTimeout
-from rung.common.logcap import CappedLog, tail_text
+from rung.common.channel import Channel, ChannelClosed, ChannelTimeout, MessageTooLarge
+from rung.common.logcap import CappedLog, bounded, tail_text
 from rung.errors import WorkerError
+
+MAX_MESSAGE_BYTES = 32 * 2**20  # one answer; a bench's figures are well under 1 MiB
+MAX_STRING_CHARS = 64 * 1024  # each string in an answer (a 48 MiB exception message was stored whole)
+RUNG_ROOT = str(Path(__file__).resolve().parents[2])  # the folder rung is imported from
+# `python -m`, started in a folder a solution wrote (its scratch), puts that folder first on the
+# import path: a planted package named `rung` or `torch` then runs before the process confines
+# itself. So: -I (no working directory or script folder on the path, no PYTHON* variable, no user
+# site-packages), rung's own folder named here, -B (no __pycache__ beside a problem's files), -u
+# (unbuffered, as PYTHONUNBUFFERED no longer reaches it).
+_BOOT = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+)
+
+
+def python_command(module: str, *args: str) -> list[str]:
+    """The command line that runs `module` as `python -m` would, isolated from the folder it
+    starts in and from the environment's PYTHON* variables, with rung importable from its own
+    installation (editable or not)."""
+    return [sys.executable, "-I", "-B", "-u", "-c", _BOOT, RUNG_ROOT, module, *args]
 
 
 class ChildCrashed(WorkerError):
@@ -60,7 +82,7 @@ class Child:
         res_r, res_w = os.pipe()
         self._logs = [CappedLog(self.log_dir / f"{self.log_stem}.stdout.log"), CappedLog(self.stderr_path)]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", self.module, str(req_r), str(res_w)],
+            python_command(self.module, str(req_r), str(res_w)),
             pass_fds=(req_r, res_w),
             stdin=subprocess.DEVNULL,
             stdout=self._logs[0].fileno(),
@@ -73,7 +95,7 @@ class Child:
             log.close_writer()
         os.close(req_r)
         os.close(res_w)
-        self.channel = Channel(res_r, req_w)
+        self.channel = Channel(res_r, req_w, MAX_MESSAGE_BYTES)
         self.token = secrets.token_hex(16)
         self.send({**first, "token": self.token})
 
@@ -92,12 +114,15 @@ class Child:
         except ChannelTimeout:
             self.kill()
             raise ChildTimedOut(timeout_s, self.stderr_tail()) from None
-        except (ChannelClosed, ValueError):
+        except MessageTooLarge as e:
+            self.kill()
+            raise ChildCrashed(f"the {self.name} sent {e}; it was killed", self.stderr_tail()) from None
+        except (ChannelClosed, ValueError, RecursionError):  # RecursionError: JSON nested too deep
             raise self._crashed() from None
         if reply.get("token") != self.token or not isinstance(reply.get("result"), dict):
             self.kill()
             raise ChildCrashed(f"an answer without the {self.name}'s token arrived on its channel", "")
-        return dict(reply["result"])
+        return dict(bounded(reply["result"], MAX_STRING_CHARS))
 
     def _crashed(self) -> ChildCrashed:
         assert self.proc is not None
@@ -138,6 +163,12 @@ class Child:
         self.kill()
 
 
+# A judge dies of SIGBUS where a shared buffer shrank under its mapping: the solution process's
+# doing, as it makes them (the CPU's are sealed memfds, which cannot shrink; this names the
+# cause should one get through).
+_JUDGE_SIGBUS = " (a shared buffer of the solution process's shrank under it: the solution's doing)"
+
+
 def describe_exit(code: int | None, who: str) -> str:
     if code is None:
         return f"the {who} stopped answering and was killed"
@@ -147,5 +178,7 @@ def describe_exit(code: int | None, who: str) -> str:
         except ValueError:
             name = f"signal {-code}"
         hint = " (out of memory?)" if name == "SIGKILL" else ""
+        if name == "SIGBUS" and who == "judge":
+            hint = _JUDGE_SIGBUS
         return f"the {who} was killed by {name}{hint}"
     return f"the {who} exited with code {code} before answering"

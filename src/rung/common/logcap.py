@@ -15,6 +15,9 @@ it blocks until someone reads. `close` waits for the end of the pipe at most `ti
 a child can leave a grandchild holding the pipe open; after the timeout it writes what it has, and
 what was still in the pipe is neither kept nor counted.
 
+`bounded` caps every string of a message from another process the same way, head and tail kept,
+and how deep it nests.
+
 `tail_text` reads the end of such a log for an error message, cut line by line and as a whole, so
 no line of any length reaches a JSON document; `last_words` picks the line of it that says why a
 process died.
@@ -31,10 +34,12 @@ import threading
 from collections import deque
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 CHUNK_BYTES = 64 * 1024
 POLL_S = 0.05  # how soon the drain thread sees that `close` stopped waiting for it
 TAIL_READ_BYTES = 1024 * 1024  # how much of a log's end `tail_text` reads, whatever its size
+MAX_DEPTH = 32  # how deep a bounded message nests; rung's own nest 5 deep
 
 
 class CappedLog:
@@ -146,6 +151,24 @@ class CappedLog:
                 newline = b"" if self._head_ends_line else b"\n"
                 self._file.write(newline + f"[rung: {self.dropped} bytes dropped]\n".encode())
             self._file.write(tail[len(tail) - min(len(tail), self.tail_bytes) :])
+
+
+def bounded(value: Any, max_chars: int, depth: int = 0) -> Any:
+    """`value` (JSON data) with every string, keys included, cut to its first and last
+    `max_chars // 2` characters around "… [rung: N chars cut] …", and anything nested deeper
+    than MAX_DEPTH replaced by a string that says so."""
+    if isinstance(value, str):
+        if len(value) <= max_chars:
+            return value
+        half = max_chars // 2
+        return f"{value[:half]}… [rung: {len(value) - 2 * half} chars cut] …{value[len(value) - half :]}"
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list)):
+        return f"[rung: nested deeper than {MAX_DEPTH}, cut]"
+    if isinstance(value, dict):
+        return {bounded(k, max_chars): bounded(v, max_chars, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [bounded(v, max_chars, depth + 1) for v in value]
+    return value
 
 
 def tail_text(path: Path, max_lines: int = 20, max_line_chars: int = 500, max_chars: int = 4000) -> str:

@@ -88,10 +88,9 @@ class SolutionStart:
     """The first message of a solution process: its source and what it may read and write."""
 
     source: str  # the judge's copy of the bytes that were hashed and stored
-    scratch: str  # its folder: the only one, with shm_dir and the caches, it may write
+    scratch: str  # its folder: the only one, with the caches, it may write
     lib_dirs: list[str] = field(default_factory=list)  # readable: the format's shared helpers
     caches: list[str] = field(default_factory=list)  # compiler caches (Triton's, CUDA's), TMPDIR, HOME
-    shm_dir: str = ""  # its shared buffers' folder, chosen when it starts
     tool_dirs: list[str] = field(default_factory=list)  # readable: a profiler's own folder
     cpu_memory_mb: int = 0
     interpret: bool = True  # Triton's interpreter where there is no GPU (a builder compiles instead)

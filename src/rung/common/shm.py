@@ -8,20 +8,31 @@ from inside it out, so the confinement may forbid the solution to reach into any
 CUDA: torch's own IPC (what torch.multiprocessing sends: `_share_cuda_` on the producer's
 storage, `rebuild_cuda_tensor` on the consumer's side), with its arguments carried as JSON
 rather than a pickle, because the judge never unpickles anything the solution process sends.
-CPU: one file per buffer under a folder in /dev/shm, mapped by both processes.
+CPU: one memfd per buffer, sealed against shrinking and growing before the judge hears of it,
+so no truncation by the solution can fault the judge's mapping (a truncated /dev/shm file killed
+the judge with SIGBUS). The handle is only the descriptor's number: the judge opens
+/proc/<the pid it started>/fd/<n>, never a path the solution names, and refuses anything but a
+regular file that carries those seals and the size it asked for. Numbers handed out are good
+until the next request (`forget_handles`), when the judge has opened them. Past each buffer's
+end lies a band of all-ones bytes (NaN in every float dtype) outside the tensor's storage, so a
+kernel that reads past an input's end reads NaN, not zeros, and an answer that uses it fails.
 Meta tensors (shapes without data, for building kernels ahead of time) carry no memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import mmap
 import os
+import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
+
+POISON_BYTES = 64 * 1024  # the band past every CPU buffer; 16 Ki float32 elements
+_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 
 
 @dataclass(frozen=True)
@@ -66,13 +77,17 @@ def dtype_of(name: str) -> torch.dtype:
     return dtype
 
 
+class BufferRefused(ValueError):
+    """A handle from the solution process that names no buffer the judge will map."""
+
+
 class Exporter:
     """The solution process's side: allocate buffers and describe them to the judge."""
 
-    def __init__(self, shm_dir: Path) -> None:
-        self.shm_dir = shm_dir
+    def __init__(self) -> None:
         self.buffers: dict[int, torch.Tensor] = {}
         self._maps: dict[int, mmap.mmap] = {}
+        self._handed: list[int] = []  # descriptors the judge opens before the next request
         self._next = 0
 
     def allocate(self, spec: TensorSpec) -> tuple[int, dict[str, Any]]:
@@ -86,49 +101,76 @@ class Exporter:
             t = torch.zeros(spec.shape, dtype=spec.torch_dtype, device=spec.device)
             self.buffers[key] = t
             return key, {"kind": "cuda", **_cuda_handle(t)}
-        path = self.shm_dir / f"buf{key}"
-        t, mm = _map_file(path, spec, create=True)
-        self.buffers[key], self._maps[key] = t, mm
-        return key, {"kind": "cpu", "path": str(path)}
+        if spec.nbytes == 0:
+            self.buffers[key] = torch.empty(spec.shape, dtype=spec.torch_dtype)
+            return key, {"kind": "cpu", "fd": -1}
+        fd = os.memfd_create(f"rung-buffer-{key}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self._handed.append(fd)
+        mapped = mapped_bytes(spec.nbytes)
+        os.ftruncate(fd, mapped)
+        mm = mmap.mmap(fd, mapped)
+        mm[spec.nbytes :] = b"\xff" * (mapped - spec.nbytes)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        flat = torch.frombuffer(mm, dtype=torch.uint8, count=spec.nbytes)  # the band lies past its storage
+        self.buffers[key], self._maps[key] = flat.view(spec.torch_dtype).reshape(spec.shape), mm
+        return key, {"kind": "cpu", "fd": fd}
+
+    def forget_handles(self) -> None:
+        """Close the descriptors handed out with the last answer: the judge has opened them."""
+        for fd in self._handed:
+            os.close(fd)
+        self._handed = []
 
     def free(self, key: int) -> None:
-        """Forget a buffer; its file goes too (the judge's mapping, if any, stays valid)."""
+        """Forget a buffer (the judge's mapping, if any, stays valid)."""
         self.buffers.pop(key, None)
         mm = self._maps.pop(key, None)
         if mm is not None:
             with contextlib.suppress(BufferError):
                 mm.close()  # a tensor still viewing it keeps the mapping alive instead
-            (self.shm_dir / f"buf{key}").unlink(missing_ok=True)
 
 
-def open_buffer(spec: TensorSpec, handle: dict[str, Any]) -> torch.Tensor:
-    """The judge's side: the solution process's buffer, mapped here."""
+def mapped_bytes(nbytes: int) -> int:
+    """The size of a CPU buffer's memfd: its bytes, rounded up to a page, and the poison band."""
+    return -(-nbytes // mmap.PAGESIZE) * mmap.PAGESIZE + POISON_BYTES
+
+
+def open_buffer(spec: TensorSpec, handle: dict[str, Any], pid: int) -> torch.Tensor:
+    """The judge's side: buffer `handle` of solution process `pid`, mapped here."""
     kind = handle["kind"]
     if kind == "meta":
         return torch.empty(spec.shape, dtype=spec.torch_dtype, device="meta")
     if kind == "cuda":
         return _open_cuda(spec, handle)
     if kind == "cpu":
-        return _map_file(Path(handle["path"]), spec, create=False)[0]
-    raise ValueError(f"unknown buffer kind {kind!r}")
+        if spec.nbytes == 0:
+            return torch.empty(spec.shape, dtype=spec.torch_dtype)
+        return _open_sealed(spec, pid, int(handle["fd"]))
+    raise BufferRefused(f"unknown buffer kind {kind!r}")
 
 
-def _map_file(path: Path, spec: TensorSpec, create: bool) -> tuple[torch.Tensor, Any]:
-    size = spec.nbytes
-    if size == 0:
-        return torch.empty(spec.shape, dtype=spec.torch_dtype), None
-    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
-    fd = os.open(path, flags, 0o600)
+def _open_sealed(spec: TensorSpec, pid: int, number: int) -> torch.Tensor:
+    """Descriptor `number` of process `pid`, mapped, if it is a memfd sealed against changing
+    size, of the size a buffer of `spec` has; BufferRefused otherwise."""
+    where = f"/proc/{int(pid)}/fd/{number}"
     try:
-        if create:
-            os.ftruncate(fd, size)
-        elif os.fstat(fd).st_size != size:
-            raise ValueError(f"{path}: {os.fstat(fd).st_size} bytes, expected {size}")
-        mm = mmap.mmap(fd, size)
+        fd = os.open(where, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as e:
+        raise BufferRefused(f"{where}: {e.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError:
+            seals = 0  # not a file that can be sealed: not a memfd
+        if not stat.S_ISREG(info.st_mode) or seals & _SEALS != _SEALS:
+            raise BufferRefused(f"{where} is not a memfd sealed against shrinking and growing")
+        if info.st_size != mapped_bytes(spec.nbytes):
+            raise BufferRefused(f"{where}: {info.st_size} bytes, expected {mapped_bytes(spec.nbytes)}")
+        mm = mmap.mmap(fd, spec.nbytes)
     finally:
         os.close(fd)
-    flat = torch.frombuffer(mm, dtype=torch.uint8)
-    return flat.view(spec.torch_dtype).reshape(spec.shape), mm
+    return torch.frombuffer(mm, dtype=torch.uint8).view(spec.torch_dtype).reshape(spec.shape)
 
 
 def _cuda_handle(t: torch.Tensor) -> dict[str, Any]:

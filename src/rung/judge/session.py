@@ -94,7 +94,6 @@ class Session:
         assert self.source is not None
         start, env = solution_start(self.hello, self.source, interpret=False)
         start.side = self.problem.solution_side(self.run_dir / "lib")
-        start.shm_dir = start.scratch
         return start, env
 
     @property

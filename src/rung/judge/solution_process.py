@@ -9,9 +9,6 @@ crash, a hang or an exit of the solution process raises `ChildCrashed` or `Child
 
 from __future__ import annotations
 
-import os
-import secrets
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,7 +45,6 @@ class SolutionProcess:
         self._unused: list[int] = []  # buffers to free, sent with the next request
         self._kept: dict[TensorSpec, list[tuple[int, torch.Tensor]]] = {}  # buffers to use again
         self._kept_bytes = 0
-        self.shm_dir: Path | None = None
 
     @property
     def pid(self) -> int | None:
@@ -60,12 +56,10 @@ class SolutionProcess:
         if self.child.alive:
             return
         self._let_go()
-        # A folder of shared buffers per process: a crashed one's leftovers never collide.
-        self.shm_dir = Path("/dev/shm") / f"rung-{os.getpid()}-{secrets.token_hex(6)}"
-        self.start.shm_dir = str(self.shm_dir)
-        for folder in (self.start.scratch, str(self.shm_dir), *self.start.caches):
+        for folder in (self.start.scratch, *self.start.caches):
             Path(folder).mkdir(parents=True, exist_ok=True)
-        self.child.launch(self.start.to_dict(), self.env, self.start.scratch)
+        # Started in a folder no solution can write (it enters its scratch once confined).
+        self.child.launch(self.start.to_dict(), self.env, "/")
 
     def _ready(self) -> None:
         if not self.child.alive:
@@ -96,7 +90,7 @@ class SolutionProcess:
     ) -> tuple[list[int], list[torch.Tensor]]:
         """Buffers in the solution process (kept ones first unless `fresh`, the rest made in one
         request), and the judge's view of each."""
-        from rung.common.shm import open_buffer
+        from rung.common.shm import BufferRefused, open_buffer
 
         ids: list[int] = [-1] * len(specs)
         views: list[Any] = [None] * len(specs)
@@ -110,8 +104,16 @@ class SolutionProcess:
                 missing.append(k)
         if missing:
             answer = self.request("alloc", {"specs": [specs[k].to_dict() for k in missing]}, timeout_s)
-            for k, (key, handle) in zip(missing, answer["buffers"], strict=True):
-                ids[k], views[k] = int(key), open_buffer(specs[k], handle)
+            pid = self.pid
+            try:
+                for k, (key, handle) in zip(missing, answer["buffers"], strict=True):
+                    ids[k], views[k] = int(key), open_buffer(specs[k], handle, pid or 0)
+            except (BufferRefused, KeyError, TypeError, ValueError) as e:
+                self.child.kill()
+                self._let_go()
+                raise ChildCrashed(
+                    f"the solution process handed over a buffer the judge refuses: {e}", ""
+                ) from None
         return ids, views
 
     def place(self, inputs: Any, fresh: bool = False) -> Placed:
@@ -200,8 +202,6 @@ class SolutionProcess:
     def _let_go(self) -> None:
         """Forget what belonged to a process that is gone: its buffers, its readiness."""
         self.ready, self._unused, self._kept, self._kept_bytes = {}, [], {}, 0
-        if self.shm_dir is not None:
-            shutil.rmtree(self.shm_dir, ignore_errors=True)
 
     def close(self) -> None:
         self.child.close()

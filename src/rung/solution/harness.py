@@ -79,7 +79,7 @@ class Harness:
         self.init_inputs: list[Any] = []
         self.reference_names: set[str] = set()
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.exporter = Exporter(Path(start.shm_dir))
+        self.exporter = Exporter()
         self.launches = _launch_counter()
         self.watched = {name: get() for name, get in WATCHED.items()}
         self.own_threads: set[int] = set()

@@ -2,7 +2,8 @@
 
     python -m rung.solution.main REQUEST_FD RESULT_FD
 
-Started by the judge with an environment built from an allow-list. The first message names the
+Started by the judge (an isolated interpreter, in a folder no solution can write) with an
+environment built from an allow-list. The first message names the
 solution's source (a copy the judge wrote, of the very bytes that were hashed and stored), the
 format's entry point, the helper files the format shares with solutions, the scratch folder and
 what it may read. Before torch or the solution is imported, the process confines itself
@@ -53,7 +54,7 @@ def compiler_dirs() -> set[str]:
 
 
 def writable_paths(start: SolutionStart) -> list[Path]:
-    return [Path(p) for p in (start.scratch, start.shm_dir, *start.caches)]
+    return [Path(p) for p in (start.scratch, *start.caches)]
 
 
 def main(argv: list[str]) -> int:
@@ -64,10 +65,12 @@ def main(argv: list[str]) -> int:
     first = channel.recv()
     token = first.pop("token")
     start = SolutionStart.from_dict(first)
+    confine.check_imports(writable_paths(start))
     if start.confine:
         confinement = confine.confine_self(readable_paths(start), writable_paths(start)).to_dict()
     else:
         confinement = {"filesystem": "not confined: RUNG_CONFINE=0"}
+    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
     configure_process(start.cpu_memory_mb, start.interpret)
 
     from rung.solution.harness import Harness
@@ -88,6 +91,7 @@ def main(argv: list[str]) -> int:
         except ChannelClosed:
             return 0
         began = time.perf_counter()
+        harness.exporter.forget_handles()
         for key in request.get("free", []):
             harness.exporter.free(int(key))
         if request.get("free"):

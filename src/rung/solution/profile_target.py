@@ -33,6 +33,7 @@ def main(argv: list[str]) -> int:
 
     if torch.cuda.is_available():
         torch.zeros(1, device="cuda")  # CUDA and ncu's injection set up before the confinement
+    confine.check_imports(writable_paths(start))
     if start.confine:
         # ncu's injected library runs a thread of its own, set up at CUDA's start and reaching
         # this process through signals and an abstract socket: the solution, on this thread and
@@ -43,6 +44,7 @@ def main(argv: list[str]) -> int:
             other_threads=True,
             scopes=False,
         )
+    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
 
     from rung.solution.harness import Harness
 

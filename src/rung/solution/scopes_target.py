@@ -15,6 +15,7 @@ show, never as a verdict. Exits 0 when the call returned; a solution that raises
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -30,8 +31,10 @@ def main(argv: list[str]) -> int:
     confine.die_with_parent()
     start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))
     out = Path(argv[2])
+    confine.check_imports(writable_paths(start))
     if start.confine:
         confine.confine_self([*readable_paths(start), Path(argv[0])], writable_paths(start))
+    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
     import torch
     import triton.profiler as proton
     import triton.profiler.language as proton_language

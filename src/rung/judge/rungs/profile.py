@@ -17,7 +17,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import torch
 
 from rung import ncu
+from rung.common.child import python_command
 from rung.common.safe_files import open_new
 from rung.judge import gpu_lock, witness
 from rung.judge.clocks import cuda_uuid
@@ -55,7 +55,7 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
     report, log, target_log = out / "report.ncu-rep", out / "ncu.log", out / "target.log"
-    target = [sys.executable, "-m", "rung.solution.profile_target", str(start_path), str(inputs_path)]
+    target = python_command("rung.solution.profile_target", str(start_path), str(inputs_path))
     began = time.perf_counter()
     # one check at a time profiles this GPU: two at once, one read SKIPPED (rung.judge.gpu_lock)
     with gpu_lock.held(cuda_uuid(), session.timeout_s), target_log.open("wb") as sink:
@@ -65,7 +65,7 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
             stdout=sink,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=start.scratch,
+            cwd=out,  # not the scratch folder: a folder the solution cannot write
             start_new_session=True,
         )
         try:
@@ -102,7 +102,7 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
 def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:
     """The report as JSON through ncu's own module, or None and why not (the report is kept)."""
     dirs = [str(d) for d in ncu.python_module_dirs(exe)]
-    cmd = [sys.executable, "-m", "rung.judge.ncu_export", str(report), str(out), *dirs]
+    cmd = python_command("rung.judge.ncu_export", str(report), str(out), *dirs)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=EXPORT_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:

@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import torch
 
 from rung import backends, knobs
+from rung.common.child import python_command
 from rung.common.safe_files import Refused, open_new, own_folder, read_beneath, write_new
 from rung.judge.rungs.correct import trial_seed
 from rung.profile import read_text
@@ -62,16 +62,9 @@ def scopes(session: Any, params: dict[str, Any]) -> RungResult:
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
     log = out / "target.log"
-    target = [
-        sys.executable,
-        "-m",
-        "rung.solution.scopes_target",
-        str(start_path),
-        str(inputs_path),
-        str(scratch),
-    ]
+    target = python_command("rung.solution.scopes_target", str(start_path), str(inputs_path), str(scratch))
     began = time.perf_counter()
-    code = _run(target, env, start.scratch, log, session.timeout_s)
+    code = _run(target, env, str(out), log, session.timeout_s)  # cwd: a folder the solution cannot write
     inputs_path.unlink(missing_ok=True)
     seconds = round(time.perf_counter() - began, 3)
     if code is None:
