@@ -21,8 +21,10 @@ import pytest
 
 from rung import knobs, runner
 from rung.common import safe_files
+from rung.common.copies import folder as copies_folder
 from rung.common.copies import read_copy
 from rung.common.safe_files import Refused, safe_name, unique_name, write_new
+from rung.executors.wire import pack_folder, unpack_folder
 from rung.judge import artifacts
 from rung.judge.artifacts import copy_out, keep_result
 from rung.sass import dump
@@ -208,3 +210,17 @@ def test_a_planted_build_leaks_nothing_and_changes_no_fact(
     assert not any(SECRET.encode() in p.read_bytes() for p in kept)
     assert _tree(workspace, next_run) == before  # nothing written outside the run's folder
     assert climb.store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_workers_run_folder_comes_back_without_the_scratch_folder(tmp_path):
+    """An executor's worker packs its run folder for the controller: a planted absolute link in the
+    scratch folder once made the controller's unpacking raise; what left it is in artifacts/."""
+    run_dir, compile_dir = _run_dir(tmp_path)
+    (compile_dir / "k.cu").symlink_to("/proc/self/environ")
+    write_new(copies_folder(run_dir, "compile") / "k.sass", "SASS")
+    out = unpack_folder(pack_folder(run_dir, leave_out=("solution",)), tmp_path / "back")
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == [
+        "artifacts",
+        "artifacts/compile",
+        "artifacts/compile/k.sass",
+    ]

@@ -70,11 +70,16 @@ def write_event(out: IO[str], event: str, job: int | None, **fields: Any) -> Non
     out.flush()
 
 
-def pack_folder(path: Path) -> str:
-    """`path` (a folder or a file) as a gzipped tar in base64, its own name at the top."""
+def pack_folder(path: Path, leave_out: tuple[str, ...] = ()) -> str:
+    """`path` (a folder or a file) as a gzipped tar in base64, its own name at the top; the
+    entries of `path` named in `leave_out` left out."""
     buffer = io.BytesIO()
+
+    def kept(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return None if member.name.split("/")[1:2] in ([n] for n in leave_out) else member
+
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        tar.add(path, arcname=path.name)
+        tar.add(path, arcname=path.name, filter=kept)
     return base64.b64encode(buffer.getvalue()).decode()
 
 

@@ -67,7 +67,8 @@ class StreamingStore(Store):
             self.job.id,
             finished=run.finished,
             interrupted=interrupted,
-            artifacts=pack_folder(self.run_dir(run.id)),
+            # not the solution's scratch folder (its links, its size): what left it is in artifacts/
+            artifacts=pack_folder(self.run_dir(run.id), leave_out=("solution",)),
         )
 
 
