@@ -5,12 +5,15 @@ reads, and nothing is written outside the run's own folder."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import mmap
 import os
+import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ import torch
 
 from rung import confine
 from rung.common.channel import Channel, MessageTooLarge
+from rung.common.child import describe_exit
 from rung.common.logcap import bounded
 from rung.common.shm import POISON_BYTES, BufferRefused, Exporter, TensorSpec, mapped_bytes, open_buffer
 from rung.spec import Status
@@ -33,6 +37,14 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
         for p in root.rglob("*")
         if p.is_file() and not p.is_symlink()
     }
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"  # a zombie waits for a subreaper, but runs nothing
 
 
 def _shm() -> set[str]:
@@ -125,7 +137,12 @@ def test_the_judge_refuses_a_handle_that_is_not_a_sealed_buffer(tmp_path, kind):
 
 def test_a_message_past_the_cap_is_refused_and_strings_keep_head_and_tail():
     r, w = os.pipe()
-    writer = threading.Thread(target=lambda: os.write(w, b'{"a": "' + b"x" * (2 << 20)), daemon=True)
+
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError):
+            os.write(w, b'{"a": "' + b"x" * (2 << 20))
+
+    writer = threading.Thread(target=write, daemon=True)
     writer.start()
     with pytest.raises(MessageTooLarge):
         Channel(r, -1, max_bytes=1 << 20).recv(timeout_s=10)
@@ -139,3 +156,31 @@ def test_a_message_past_the_cap_is_refused_and_strings_keep_head_and_tail():
     for _ in range(100):
         deep = [deep]
     assert "nested deeper" in json.dumps(bounded(deep, 40))
+
+
+def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_path):
+    from rung.judge_process import Worker
+
+    run_dir = tmp_path / "run"
+    source = (TINY / "solutions" / "good.py").read_text()
+    hello = {"problem": str(TINY), "source": source, "solution_name": "good.py", "run_dir": str(run_dir),
+             "seed": 1, "confine": True, "cwd": str(TINY)}  # fmt: skip
+    shm = _shm()
+    worker = Worker(hello, run_dir / "logs")
+    try:
+        assert worker.call("run", {"timeout_s": 120}, 300)["status"] == "OK"  # buffers were made
+        assert worker.child.proc is not None
+        judge = worker.child.proc.pid
+        below = confine.descendants(judge)
+        assert below  # its solution process
+        os.kill(judge, 9)
+        worker.child.proc.wait()
+    finally:
+        worker.child.kill()
+    for _ in range(100):
+        if not any(map(_alive, below)):
+            break
+        time.sleep(0.05)
+    assert not any(map(_alive, below))
+    assert _shm() <= shm
+    assert "shrank under it: the solution's doing" in describe_exit(-signal.SIGBUS, "judge")
