@@ -59,7 +59,8 @@ def copy_out(
         try:
             data = read_fd(open_beneath(scratch, given), min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - total))
         except Refused as e:
-            copied.refused.append(f"{name} refused: {_reason(e.reason)}")
+            if e.reason != "no such file":  # named but never written: nothing to keep, no attack
+                copied.refused.append(f"{name} refused: {_reason(e.reason)}")
             continue
         except OSError as e:
             copied.refused.append(f"{name} refused: {os.strerror(e.errno or 0).lower()}")
