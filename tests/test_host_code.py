@@ -105,6 +105,28 @@ def test_an_ordinary_failure_of_the_host_code_stays_the_solutions(tmp_path):
 # --- the planted solutions --------------------------------------------------------------------
 
 
+# How CUPTI (torch.profiler) names each planted kernel on a GPU, launched on a test case's shape.
+LAUNCHED = {
+    "cuda": "twice_kernel(float const*, float*, long)",
+    "cute": "kernel_cutlass_twice_kernel_tensorptrf32gmemalign16o51_tensorptrf32gmemalign16o51__0",
+    "tilelang": "twice_main_kernel",
+}
+# Kernels of libraries a solution may call instead (cuBLAS's gemv and dot, torch's, cuBLASLt's).
+LIBRARIES = [
+    "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
+    "cublasGemvParamsEx<int, cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float const>, "
+    "cublasGemvTensorStrided<float>, float> >(cublasGemvParamsEx<int, cublasGemvTensorStrided<float const>, "
+    "cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float>, float>, float, float)",
+    "void dot_kernel<float, 128, 0, cublasDotParams<cublasGemvTensor<float const>, "
+    "cublasGemvTensorStrided<float> > >(cublasDotParams<cublasGemvTensor<float const>, "
+    "cublasGemvTensorStrided<float> >)",
+    "dot_kernel",
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+    "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)",
+    "nvjet_tst_64x8_64x16_4x1_v_bz_TNT",
+]
+
+
 @needs_nvcc
 @pytest.mark.parametrize("language", ["cuda", "cute", "tilelang"])
 def test_host_code_as_people_write_it_builds_and_its_broken_twin_fails_at_its_line(language, cache, tmp_path):
@@ -112,6 +134,13 @@ def test_host_code_as_people_write_it_builds_and_its_broken_twin_fails_at_its_li
     kernels = build(correct, tmp_path / "correct")
     assert kernels and all(k.registers > 0 for k in kernels)
     assert list((tmp_path / "correct").glob("*.sass")), "no SASS for the dump rung"
+    # Recognised positively: the kernel it built, by the name CUPTI gives it; no library's.
+    backend = backends.detect(correct.read_text())
+    figures = [
+        {"name": k.name, "constexprs": k.constexprs} for k in kernels
+    ]  # as the compile rung keeps them
+    assert backend.recognises(LAUNCHED[language], figures)
+    assert not [name for name in LIBRARIES if backend.recognises(name, figures)]
     with pytest.raises(CompileFailed, match=rf"{broken.name}:{broken_line(broken)}\b"):
         build(broken, tmp_path / "broken")
 

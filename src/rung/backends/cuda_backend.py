@@ -33,7 +33,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -104,6 +104,15 @@ def owns_kernel(name: str) -> bool:
     if re.match(r"(void )?(at::|c10::|cutlass|cublas|sm\d+_xmma|ampere_|nvjet)", name):
         return False
     return name.startswith("_Z") or "(" in name
+
+
+def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a kernel, by the name CUPTI gives it (mangled, or demangled with its parameters),
+    is one the compile rung built from the solution's CUDA sources (`built`: its kernel figures,
+    each with its C++ name and `constexprs["mangled"]`). Unlike `owns_kernel`, a library's kernel
+    (cuBLAS's `gemv2T_kernel_val<...>(...)`) is never taken for the solution's."""
+    short = cuda_nvcc.split_signature(name)[0]
+    return any(name == k.get("constexprs", {}).get("mangled") or short == k.get("name") for k in built)
 
 
 def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:
@@ -282,4 +291,5 @@ __all__ = [
     "compile_solution",
     "import_builds",
     "owns_kernel",
+    "recognises",
 ]

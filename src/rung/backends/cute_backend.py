@@ -25,7 +25,7 @@ import tempfile
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,6 +84,18 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def owns_kernel(name: str) -> bool:
     """CuTe DSL names each kernel `kernel_cutlass_<function>_<argument types>_<n>`."""
     return bool(re.match(r"(void )?kernel_cutlass_", name))
+
+
+def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a kernel, by the name CUPTI gives it, is one the compile rung built from the
+    solution's `@cute.kernel` functions (`built`: its kernel figures, each with the function's
+    name in `constexprs["function"]`). CuTe DSL names a kernel after its function and then its
+    arguments' types and layouts, which differ from case to case: the function decides."""
+    return any(
+        re.match(rf"(void )?kernel_cutlass_{re.escape(str(k.get('constexprs', {}).get('function')))}_", name)
+        for k in built
+        if k.get("constexprs", {}).get("function")
+    )
 
 
 @dataclass
@@ -254,6 +266,7 @@ def _write(b: _Build, arch: str, out: Path, taken: set[str]) -> list[BuiltKernel
             shared_bytes=smem,
             max_threads=_threads(ptx, symbol),
             signature={"symbol": symbol, "arch": arch},
+            constexprs={"function": python_name},
             artifacts=list(paths),
             build_s=round(b.build_s, 4),
             cached=bool(getattr(compiled, "cached", False)),
@@ -293,4 +306,5 @@ __all__ = [
     "CompileFailed",
     "compile_solution",
     "owns_kernel",
+    "recognises",
 ]

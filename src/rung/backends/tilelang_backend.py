@@ -19,7 +19,7 @@ import re
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -72,6 +72,14 @@ def owns_kernel(name: str) -> bool:
     """TileLang names each kernel after its prim_func with `_kernel` appended, as a plain C
     identifier (extern "C": no namespace, no template, no mangling)."""
     return re.fullmatch(r"[A-Za-z_]\w*_kernel", name) is not None
+
+
+def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a kernel, by the name CUPTI gives it, is one the compile rung built (`built`: its
+    kernel figures, each with TileLang's name for it in `constexprs["symbol"]`, the prim_func's
+    name and `_kernel`, the same for every shape). Unlike `owns_kernel`, a library's kernel
+    that merely ends in `_kernel` (cuBLAS's `dot_kernel`) is never taken for the solution's."""
+    return any(name == k.get("constexprs", {}).get("symbol") for k in built)
 
 
 def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:
@@ -236,6 +244,7 @@ def _write(kernel: Any, source: str, build_s: float, out: Path, taken: set[str])
         max_threads=threads,
         num_warps=threads // 32,
         artifacts=[str(files["cu"]), str(files["ptx"])],
+        constexprs={"symbol": name},
         build_s=round(build_s + time.perf_counter() - began, 3),
         cached=cached,  # PTX and CUBIN from the build cache (TileLang's own caches answer for the rest)
     )
