@@ -7,9 +7,10 @@ call. The compile rung calls it to reach the kernels' builds (load_inline, cute.
 tilelang.compile), never to run them, and on the inputs' shapes alone. While `host(arch)` is
 open:
 
-- every tensor torch makes is fake (torch's own `FakeTensorMode`: shapes, strides, dtypes and
-  devices, no memory), and `placed` turns the inputs the judge placed (meta or CPU tensors) into
-  fake CUDA tensors of the same shapes, strides and dtypes;
+- from the moment the solution is called, every tensor torch makes is fake (torch's own
+  `FakeTensorMode`: shapes, strides, dtypes and devices, no memory), and `placed` turns the
+  inputs the judge placed (meta or CPU tensors) into fake CUDA tensors of the same shapes,
+  strides and dtypes;
 - torch.cuda's host API answers as one device of `arch` would (`REPLACED`): device guards and
   queries, current, default and new streams (handle 0, the null stream, which any launch
   accepts and no build reads), events, synchronisation, memory figures, all without a GPU.
@@ -26,7 +27,7 @@ import re
 import traceback
 import warnings
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -50,7 +51,6 @@ _NEEDS_GPU = re.compile(
     re.IGNORECASE,
 )
 
-_active: list[str] = []  # the arch of the open `host`, if any
 _MISSING = object()  # an attribute a torch without CUDA lacks, deleted again after
 
 
@@ -208,44 +208,84 @@ def _replacements(arch: str) -> dict[str, Any]:
 REPLACED = tuple(_replacements("sm_90a"))
 
 
-@contextmanager
-def host(arch: str, solution: Path) -> Iterator[None]:
-    """While open, torch makes fake tensors and torch.cuda answers as a device of `arch`;
-    what the fakes cannot give raises NeedsGpu at `solution`'s line."""
-    import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
+class _Host:
+    """What an open `host` changed, and the fake-tensor mode it enters on the first `placed`."""
 
-    # Made first: it imports torch._dynamo, which indexes torch.cuda's functions as they are.
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    patches = [
-        *((torch.cuda, name, value) for name, value in _replacements(arch).items()),
-        (torch.Tensor, "to", _moving(torch.Tensor.to)),
-        (torch.Tensor, "cuda", _to_cuda),
-        # A module moved (KernelBench's ModelNew, to the inputs' device) swaps each fake parameter
-        # for its moved copy, which fake tensors refuse: the moved copies take their places instead.
-        (torch.nn.Module, "_apply", _apply_replacing),
-    ]
-    saved = [(owner, name, getattr(owner, name, _MISSING)) for owner, name, _ in patches]
-    for owner, name, value in patches:
-        setattr(owner, name, value)
-    _active.append(arch)
-    try:
-        # No autograd: a build needs none, and recording a move to a CUDA device aborts a CPU-only torch.
-        with warnings.catch_warnings(), torch.no_grad(), mode:
-            # A data pointer of a fake tensor is 0 (aligned to anything): what a build may read.
-            warnings.filterwarnings("ignore", message="Accessing the data pointer of FakeTensor")
-            yield
-    except Exception as e:
-        if isinstance(e, CompileFailed) or not _needs_gpu(e):
-            raise
-        raise NeedsGpu(_words(e, solution)) from None
-    finally:
-        _active.pop()
-        for owner, name, value in saved:
+    def __init__(self, arch: str, stack: ExitStack) -> None:
+        import torch
+
+        self.stack = stack
+        self.patches = [
+            *((torch.cuda, name, value) for name, value in _replacements(arch).items()),
+            (torch.Tensor, "to", _moving(torch.Tensor.to)),
+            (torch.Tensor, "cuda", _to_cuda),
+            # A module moved (KernelBench's ModelNew, to the inputs' device) swaps each fake
+            # parameter for its moved copy, which fake tensors refuse: the copies take their places.
+            (torch.nn.Module, "_apply", _apply_replacing),
+        ]
+        self.saved = [(owner, name, getattr(owner, name, _MISSING)) for owner, name, _ in self.patches]
+        self.faking = False
+
+    def apply(self) -> None:
+        for owner, name, value in self.patches:
+            setattr(owner, name, value)
+
+    def restore(self) -> None:
+        for owner, name, value in self.saved:
             if value is _MISSING:
                 delattr(owner, name)
             else:
                 setattr(owner, name, value)
+
+    def fake_tensors(self) -> None:
+        """From now until the host closes, torch makes fake tensors. Entered only once the
+        solution is called: the mode imports torch._dynamo (1.7 s of a CPU here), which a
+        solution that builds as it is imported never needs; and with torch.cuda as it is, for
+        torch._dynamo indexes its functions then."""
+        if self.faking:
+            return
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        self.restore()
+        try:
+            mode = FakeTensorMode(allow_non_fake_inputs=True)
+        finally:
+            self.apply()
+        self.stack.enter_context(mode)
+        self.faking = True
+
+
+_open: list[_Host] = []  # the open `host`, if any
+
+
+@contextmanager
+def host(arch: str, solution: Path) -> Iterator[None]:
+    """While open, torch.cuda answers as a device of `arch` and, once the solution is called
+    (`placed`), torch makes fake tensors; what the fakes cannot give raises NeedsGpu at
+    `solution`'s line."""
+    import torch
+
+    with ExitStack() as stack:
+        fakes = _Host(arch, stack)
+        fakes.apply()
+        _open.append(fakes)
+        try:
+            # No autograd: a build needs none, and recording a move to a CUDA device aborts a
+            # CPU-only torch. A fake tensor's data pointer is 0 (aligned to anything).
+            stack.enter_context(torch.no_grad())
+            stack.enter_context(warnings.catch_warnings())
+            warnings.filterwarnings("ignore", message="Accessing the data pointer of FakeTensor")
+            try:
+                yield
+            finally:
+                stack.close()  # the fake mode first, then torch.cuda put back
+        except Exception as e:
+            if isinstance(e, CompileFailed) or not _needs_gpu(e):
+                raise
+            raise NeedsGpu(_words(e, solution)) from None
+        finally:
+            _open.pop()
+            fakes.restore()
 
 
 def _to_cuda(self: Any, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -291,7 +331,7 @@ def _moving(to: Any) -> Any:
 
 def real() -> AbstractContextManager[Any]:
     """Inside `host`, a stretch where torch makes real tensors again (a backend's own, on the CPU)."""
-    if not _active:
+    if not _open:
         return nullcontext()
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
@@ -301,8 +341,9 @@ def real() -> AbstractContextManager[Any]:
 def placed(inputs: Any) -> Any:
     """Inside `host`, `inputs` with every tensor (at any depth of tuples, lists and dicts) a fake
     CUDA tensor of its shape, strides and dtype; outside, `inputs` as they are."""
-    if not _active:
+    if not _open:
         return inputs
+    _open[-1].fake_tensors()
     return _on_cuda(inputs)
 
 
