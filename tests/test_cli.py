@@ -6,8 +6,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from rung import knobs
@@ -193,6 +195,25 @@ def test_problem_shows_a_kernelbench_files_sizes_and_own_check(tmp_path):
     assert "cost model: none (roofline from an estimate" in text
 
 
+def test_init_prints_next_steps_that_work_when_followed(tmp_path):
+    """`rung init DIR` from elsewhere: each step it prints, run as printed, works (a cd moves on)."""
+    done = rung("init", "ws", cwd=tmp_path)
+    steps = done.stdout.split("next (")[1].splitlines()[1:]
+    assert steps == ["  cd ws", "  rung new my_op", "  rung check problems/my_op"]
+    here = tmp_path
+    for step in steps:
+        command, *args = step.split()
+        if command == "cd":
+            here = here / args[0]
+            continue
+        followed = rung(*args, cwd=here)
+        assert followed.returncode == 0, step + "\n" + followed.stdout + followed.stderr
+    assert (tmp_path / "ws" / "problems" / "my_op" / "problem.py").is_file()
+    assert "== 1 passed, 0 failed, 0 errors, 0 skipped" in followed.stdout
+    below = rung("new", "other", cwd=tmp_path / "ws" / "context")  # inside the workspace: its problems/
+    assert below.stdout.startswith(f"created {tmp_path / 'ws' / 'problems' / 'other'}: edit problem.py")
+
+
 def test_init_and_new_give_a_problem_that_climbs(tmp_path):
     assert rung("init", str(tmp_path)).returncode == 0
     for name in ("AGENTS.md", "CLAUDE.md", ".mcp.json", "context/README.md", ".rung/rung.db"):
@@ -299,3 +320,20 @@ def test_settings_are_taken_after_the_command_too_and_listed_in_its_help(tmp_pat
     assert not (tmp_path / ".rung").exists()  # refused before anything ran
     helped = rung("check", "--help", cwd=tmp_path).stdout
     assert "--skip" in helped and "[RUNG_SKIP]" in helped and "--strict" in helped
+
+
+def test_ctrl_c_says_what_it_stopped_and_where_the_record_is(tmp_path):
+    hang = SOL / "hang.py"
+    args = [sys.executable, "-m", "rung", "check", str(TINY), str(hang), "-w", str(tmp_path)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.split()[:1] == ["-"] and "compile" in line:  # the run rung, which hangs, has begun
+            break
+    time.sleep(1)  # into the run rung's call
+    proc.send_signal(signal.SIGINT)
+    _, said = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert said == f"interrupted: {hang} at run; stored as run 1 INTERRUPTED (rung show 1)\n"
+    shown = json.loads(rung("show", "1", "--json", "-w", str(tmp_path)).stdout)
+    assert (shown["verdict"], shown["outcome"]) == ("INTERRUPTED after run", "unverified")

@@ -11,7 +11,9 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import shlex
 import sys
+import time
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated, Any
@@ -146,8 +148,14 @@ def check(
     paths = solutions or scaffold.solutions_of(problem)
     at_once = not exitfirst and (knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0)
     shown = Shown(json_out, quiet, exitfirst)
-    with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
-        runs, wall_s = (_check_at_once if at_once else _check_one_by_one)(problem, paths, workspace, shown)
+    began = time.time()
+    try:
+        with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
+            climb = _check_at_once if at_once else _check_one_by_one
+            runs, wall_s = climb(problem, paths, workspace, shown)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (runner.on_sigterm): the runs are stored INTERRUPTED
+        _say_interrupted(workspace, began)
+        raise typer.Exit(130) from None
     if json_out:
         print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
         raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
@@ -162,6 +170,25 @@ def check(
         )
     out.print(progress.summary_line(runs, wall_s))
     raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
+
+
+def _say_interrupted(workspace: Path | None, began: float) -> None:
+    """What the interrupt stopped and where its record is: each run of this check the store holds
+    as INTERRUPTED."""
+    try:
+        with api.open_store(workspace) as store:
+            stopped = [r for r in store.runs() if r.started >= began and r.outcome != Outcome.VERIFIED]
+    except RungError:  # interrupted before the workspace was made
+        stopped = []
+    stopped = [r for r in stopped if r.verdict.startswith("INTERRUPTED")]
+    for run in stopped:
+        where = next(r.name for r in run.rungs if r.status == Status.INTERRUPTED)
+        err.print(
+            f"interrupted: {run.solution.path} at {where}; stored as run {run.id} INTERRUPTED (rung show {run.id})",
+            markup=False,
+        )
+    if not stopped:
+        err.print("interrupted before any version was stored", markup=False)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -481,14 +508,24 @@ def init(
 ) -> None:
     """A workspace for a coding agent: .rung/, problems/, context/, AGENTS.md (the loop), CLAUDE.md, .mcp.json."""
     for path in scaffold.init_workspace(folder):
-        out.print(f"created {path}")
-    out.print(f"next: rung new NAME, then rung check {folder / 'problems' / 'NAME'} <solution.py>")
+        out.print(f"created {path}", markup=False)
+    steps = [] if folder.resolve() == Path.cwd().resolve() else [f"cd {shlex.quote(str(folder))}"]
+    steps += ["rung new my_op", "rung check problems/my_op"]
+    out.print("next (problems/my_op: a problem that already climbs, to edit; then its solutions checked):")
+    for step in steps:
+        out.print(f"  {step}", markup=False)
 
 
 @app.command()
 def new(
     name: Annotated[str, typer.Argument(help="Problem name: lower case, digits, underscores.")],
-    problems: Annotated[Path, typer.Option("--problems", help="Folder of problems.")] = Path("problems"),
+    problems: Annotated[
+        Path | None,
+        typer.Option(
+            "--problems",
+            help="Folder of problems (default: the workspace's problems/, as rung init made it).",
+        ),
+    ] = None,
     backend: Annotated[
         str,
         typer.Option(
@@ -497,8 +534,10 @@ def new(
     ] = "torch",
 ) -> None:
     """A problem folder that already climbs the ladder (reference, shapes, cost model, a first solution)."""
-    folder, first = scaffold.new_problem(problems, name, backend)
-    out.print(f"created {folder}: edit problem.py, then rung check {folder} {first}")
+    folder, _ = scaffold.new_problem(problems or find_workspace() / "problems", name, backend)
+    here = Path.cwd().resolve()
+    shown = folder.relative_to(here) if folder.is_relative_to(here) else folder
+    out.print(f"created {shown}: edit problem.py, then rung check {shown}", markup=False)
 
 
 @app.command()
