@@ -188,3 +188,57 @@ def test_history_show_and_diff_start_no_process(workspace, monkeypatch):
     assert len(api.history("add", workspace)) == 5
     assert api.show(2, workspace).id == 2 and len(api.lineage(2, workspace)) == 2
     assert api.diff(1, 2, workspace)["bench"]
+
+
+def _built(store: Store, path: str, sha: str, parent: str | None, regs: int, sass: int, loads: dict) -> Run:
+    """A version built and dumped on a machine with no GPU: compile's and dump's figures only."""
+    run = store.begin("add", "problems/add", Solution(path, sha, "cuda", parent), H200, 7, {}, source="x")
+    compiled = {"max_registers": regs, "max_shared_bytes": 0, "spill_instructions": 0}
+    store.add_rung(run, RungResult("compile", Status.OK, "built", compiled))
+    facts = {"instructions": sass, "tensor_core": {}, "global_access_bits": loads, "local_memory_ops": 0}
+    # what a solution's build could plant: a kernel whose facts are not numbers is left out
+    odd = {"instructions": "many", "tensor_core": {"HGMMA": True}, "global_access_bits": {"ldg_x": 9}}
+    store.add_rung(run, RungResult("dump", Status.OK, "facts", {"kernels": {"k": facts, "odd": odd}}))
+    store.finish(run)
+    return run
+
+
+def test_history_and_diff_show_the_build_figures_that_changed(tmp_path):
+    store = Store(tmp_path)
+    _built(store, "v1.py", "a" * 64, None, 16, 40, {"ldg_64": 4, "stg_64": 2})
+    _built(store, "v2.py", "b" * 64, "a" * 64, 26, 56, {"ldg_128": 2, "stg_128": 1})
+    store.close()
+    runs = api.history("add", tmp_path)
+    assert views.versions(runs)[1]["build"] == {
+        "registers": 26,
+        "shared_bytes": 0,
+        "spills": 0,
+        "sass_instructions": 56,
+        "local_memory_ops": 0,
+        "tensor_core_instructions": 0,
+        "ldg_128": 2,
+        "stg_128": 1,
+    }
+    console = Console(width=240, record=True, color_system=None)
+    console.print(render.history(runs))
+    cells = [[c.strip() for c in re.split("[┃│]", line)] for line in console.export_text().splitlines()]
+    column = cells[0].index("build (vs parent)")
+    assert [row[column] for row in cells[2:]] == [
+        "16 regs, 40 SASS, ld 64b",
+        "26 regs (+10), 56 SASS (+16), ld 128b",
+    ]
+    doc = api.diff(1, 2, tmp_path)
+    assert doc["build"] == [
+        {"figure": "registers", "a": 16, "b": 26},
+        {"figure": "sass_instructions", "a": 40, "b": 56},
+        {"figure": "ldg_64", "a": 4, "b": None},
+        {"figure": "stg_64", "a": 2, "b": None},
+        {"figure": "ldg_128", "a": None, "b": 2},
+        {"figure": "stg_128", "a": None, "b": 1},
+    ]
+    console = Console(width=240, record=True, color_system=None)
+    render.print_diff(console, doc)
+    assert console.export_text().splitlines()[-1] == (
+        "  build: registers 16 → 26, sass_instructions 40 → 56, ldg_64 4 → -, stg_64 2 → -, ldg_128 - → 2,"
+        " stg_128 - → 1"
+    )

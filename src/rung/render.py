@@ -170,7 +170,8 @@ def print_problem(console: Console, problem: Problem) -> None:
 
 
 def print_diff(console: Console, doc: dict[str, Any]) -> None:
-    """Two runs compared (views.diff_doc): the source diff, status changes, case times a → b."""
+    """Two runs compared (views.diff_doc): the source diff, status changes, case times a → b, the
+    build figures that changed (registers, SASS instructions, load widths, ...)."""
     a, b = doc["a"], doc["b"]
     console.print(
         f"run {a['run']} {a['path']} ({a['verdict']}) → run {b['run']} {b['path']} ({b['verdict']})",
@@ -199,6 +200,13 @@ def print_diff(console: Console, doc: dict[str, Any]) -> None:
                 f"{row['ratio']:.3f}" if "ratio" in row else "",
             )
         console.print(table)
+    if doc["build"]:
+        changes = ", ".join(f"{c['figure']} {_or_dash(c['a'])} → {_or_dash(c['b'])}" for c in doc["build"])
+        console.print(f"  build: {changes}", markup=False)
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def history(runs: list[Run]) -> Table:
@@ -214,6 +222,7 @@ def history(runs: list[Run]) -> Table:
         ("x ref", lambda row: _times(row.get("speedup_vs_reference"))),
         ("x parent", _vs_parent),
         ("roofline", lambda row: f"{row['pct_of_roofline']:.0%}" if "pct_of_roofline" in row else ""),
+        ("build (vs parent)", functools.partial(_build_cell, {row["run"]: row["build"] for row in rows})),
     ]
     cells = [[cell(row) for _, cell in figures] for row in rows]
     shown = [i for i in range(len(figures)) if any(c[i] for c in cells)]
@@ -240,6 +249,23 @@ def history(runs: list[Run]) -> Table:
             f"{row['wall_s']:.1f}",
         )
     return table
+
+
+def _build_cell(builds: dict[int, dict[str, int]], row: dict[str, Any]) -> str:
+    """A version's build at a glance: registers and SASS instructions (with the change from its
+    parent's), spills, tensor-core instructions and the load widths where there are any."""
+    own, parent = row["build"], builds.get(row["parent_run"], {}) if row["parent_run"] is not None else {}
+    parts = []
+    for key, unit in (("registers", "regs"), ("sass_instructions", "SASS"), ("spills", "spills")):
+        if key in own and (own[key] or key != "spills"):
+            change = own[key] - parent[key] if key in parent else 0
+            parts.append(f"{own[key]} {unit}" + (f" ({change:+d})" if change else ""))
+    if own.get("tensor_core_instructions"):
+        parts.append(f"{own['tensor_core_instructions']} TC")
+    loads = sorted((int(k[4:]) for k, n in own.items() if k.startswith("ldg_") and n), reverse=True)
+    if loads:
+        parts.append("ld " + "/".join(map(str, loads)) + "b")
+    return ", ".join(parts)
 
 
 def _vs_parent(row: dict[str, Any]) -> str:

@@ -114,6 +114,7 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
         "parent_run": parent.id if parent else None,
         **({"not_compared": apart} if apart else {}),
         "cases": cases,
+        "build": build_figures(run),
         **{
             key: geomean([c[key] for c in cases if key in c])
             for key in ("speedup_vs_reference", "speedup_vs_parent", "pct_of_roofline")
@@ -197,7 +198,59 @@ def diff_doc(run_a: Run, run_b: Run, source_a: str, source_b: str) -> dict[str, 
             if status_a.get(n) != status_b.get(n)
         ],
         "bench": _bench_cases(run_a, run_b, compared=not apart),
+        "build": build_changes(run_a, run_b),
     }
+
+
+# What a build says of its kernels, over all of them: compile's resource figures (the largest),
+# dump's SASS facts (summed). On a machine with no GPU these are all there is to compare.
+COMPILE_FIGURES = {
+    "registers": "max_registers",
+    "shared_bytes": "max_shared_bytes",
+    "spills": "spill_instructions",
+}
+DUMP_FIGURES = {"sass_instructions": "instructions", "local_memory_ops": "local_memory_ops"}
+
+
+def build_figures(run: Run) -> dict[str, int]:
+    """The build's figures of a run: registers, shared bytes and spill instructions (compile; the
+    largest over its kernels), SASS instructions, local-memory and tensor-core instructions, and
+    global loads and stores by width (`ldg_128`: dump; summed over its kernels). Only figures the
+    run has; a value that is not a whole number is left out."""
+    rungs = {r.name: r for r in run.rungs if r.status.value == "OK"}
+    figures: dict[str, int] = {}
+    compiled = rungs["compile"].metrics if "compile" in rungs else {}
+    for key, source in COMPILE_FIGURES.items():
+        if _count(compiled.get(source)):
+            figures[key] = compiled[source]
+    kernels = rungs["dump"].metrics.get("kernels", {}) if "dump" in rungs else {}
+    facts = [k for k in kernels.values() if isinstance(k, dict)] if isinstance(kernels, dict) else []
+    for key, source in DUMP_FIGURES.items():
+        values = [k[source] for k in facts if _count(k.get(source))]
+        if values:
+            figures[key] = sum(values)
+    if facts:
+        tensor = [
+            v for k in facts if isinstance(k.get("tensor_core"), dict) for v in k["tensor_core"].values()
+        ]
+        figures["tensor_core_instructions"] = sum(v for v in tensor if _count(v))
+    for k in facts:
+        widths = k.get("global_access_bits")
+        for width, n in widths.items() if isinstance(widths, dict) else ():
+            if _count(n) and str(width)[:3] in ("ldg", "stg") and str(width)[4:].isdigit():
+                figures[str(width)] = figures.get(str(width), 0) + n
+    return figures
+
+
+def build_changes(run_a: Run, run_b: Run) -> list[dict[str, Any]]:
+    """Each build figure that differs between two runs, a → b (None where one run lacks it)."""
+    a, b = build_figures(run_a), build_figures(run_b)
+    names = [*a, *(n for n in b if n not in a)]
+    return [{"figure": n, "a": a.get(n), "b": b.get(n)} for n in names if a.get(n) != b.get(n)]
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _side(run: Run) -> dict[str, Any]:
