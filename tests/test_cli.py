@@ -337,3 +337,20 @@ def test_ctrl_c_says_what_it_stopped_and_where_the_record_is(tmp_path):
     assert said == f"interrupted: {hang} at run; stored as run 1 INTERRUPTED (rung show 1)\n"
     shown = json.loads(rung("show", "1", "--json", "-w", str(tmp_path)).stdout)
     assert (shown["verdict"], shown["outcome"]) == ("INTERRUPTED after run", "unverified")
+
+
+def test_a_syntax_error_is_said_before_any_judge_starts_and_x_stops_there(tmp_path):
+    started = time.monotonic()
+    done = rung(
+        "check", str(TINY), str(SOL / "good.py"), str(SOL / "syntax_error.py"), "-x", "-w", str(tmp_path)
+    )
+    assert time.monotonic() - started < 10  # no judge, no torch: about a third of a second here
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert (
+        lines[0] == f"FAIL at load  {SOL / 'syntax_error.py'}: SyntaxError at syntax_error.py:1: expected ':'"
+    )
+    assert re.fullmatch(
+        r"== stopped before any judge started \(-x\): 1 failed, 2 not climbed in \d\.\ds ==", lines[1]
+    )
+    assert not (tmp_path / ".rung").exists()  # nothing climbed, nothing stored

@@ -22,7 +22,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from rung import api, confine, knobs, progress, render, runner, scaffold, settings, views
+from rung import api, confine, knobs, precheck, progress, render, runner, scaffold, settings, views
 from rung.errors import RungError
 from rung.spec import SCHEMA, Outcome, Run, RungResult, Status, dumps
 from rung.store import existing_workspace, find_workspace
@@ -149,6 +149,8 @@ def check(
     at_once = not exitfirst and (knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0)
     shown = Shown(json_out, quiet, exitfirst)
     began = time.time()
+    if not json_out:
+        _first_look(paths, exitfirst, began)
     try:
         with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
             climb = _check_at_once if at_once else _check_one_by_one
@@ -170,6 +172,28 @@ def check(
         )
     out.print(progress.summary_line(runs, wall_s))
     raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
+
+
+def _first_look(paths: list[Path], exitfirst: bool, began: float) -> None:
+    """What the sources alone say, before any judge starts (precheck: a syntax error, a missing
+    extra), printed at once; the ladder says it again in its place. With -x a version that fails
+    here stops the check before anything climbs, as pytest's collection errors do."""
+    failed = 0
+    for path in paths:
+        if not path.is_file():
+            continue  # api.check names it
+        found = precheck.load_verdict(path.name, path.read_bytes().decode(errors="replace"))
+        if found is not None:
+            failed += found.status == Status.FAILED
+            word = "FAIL at load" if found.status == Status.FAILED else "SKIPPED at load"
+            out.print(f"{word}  {path}: {found.message}", markup=False)
+    if exitfirst and failed:
+        out.print(
+            f"== stopped before any judge started (-x): {failed} failed, {len(paths)} not climbed"
+            f" in {time.time() - began:.1f}s ==",
+            markup=False,
+        )
+        raise typer.Exit(1)
 
 
 def _say_interrupted(workspace: Path | None, began: float) -> None:
