@@ -6,8 +6,10 @@ CUBIN, and with its launches intercepted: a `@cute.jit` function called directly
 compiled with `cute.compile` and then called, is built and not run. Torch tensors without
 device memory (the compile rung's meta tensors, or CPU tensors) reach the DSL described as
 CUDA tensors (`cute_fake.OnCuda`), so the code built is the code the GPU will run: global
-loads, the same shapes and strides. `cutlass.torch.current_stream()` answers the null stream
-where torch has no CUDA. SASS and the resource figures come from the CUBIN (`cubin.describe`).
+loads, the same shapes and strides. The host code runs on fake CUDA (`fake_cuda`): device
+guards, `torch.cuda.current_stream().cuda_stream` (the null stream) and `cuda.CUstream` of it,
+`cutlass.torch.current_stream()`, fake CUDA tensors of the inputs' shapes. SASS and the
+resource figures come from the CUBIN (`cubin.describe`).
 
 CuTe DSL bypasses its own caches while it keeps PTX and CUBIN; builds are kept in rung's build
 cache instead (`cute_cache`: keyed by the traced module, so tracing still runs on a hit and the

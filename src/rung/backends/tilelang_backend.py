@@ -5,7 +5,10 @@ compile entry point (`tilelang.compile`, which `@tilelang.jit` functions call to
 kernel is compiled by TileLang itself for a CUDA target of the given arch, exactly as on the GPU
 (lowering, its generated CUDA, nvcc with its own flags), and the solution gets back a stand-in
 whose calls launch nothing. An arch without a suffix is read as TileLang reads a device of that
-capability (sm_90 -> sm_90a: TileLang uses wgmma and TMA on Hopper only under sm_90a).
+capability (sm_90 -> sm_90a: TileLang uses wgmma and TMA on Hopper only under sm_90a). The host
+code runs on fake CUDA (`fake_cuda`: device guards, streams, synchronisation, fake CUDA tensors
+of the inputs' shapes), and an error of `T.prim_func`'s frontend, which reads a kernel's body
+where the host code decorates it, is CompileFailed at the solution's line.
 
 Written per kernel: TileLang's CUDA source, PTX, CUBIN, SASS and the resource figures
 (`cubin.describe`). Caching: TileLang keeps its own kernel and cubin caches (TILELANG_CACHE_DIR);
