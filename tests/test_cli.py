@@ -10,7 +10,10 @@ import signal
 import subprocess
 import sys
 import time
+from importlib.metadata import version as package_version
 from pathlib import Path
+
+import pytest
 
 from rung import knobs
 from rung.spec import Status
@@ -354,3 +357,16 @@ def test_a_syntax_error_is_said_before_any_judge_starts_and_x_stops_there(tmp_pa
         r"== stopped before any judge started \(-x\): 1 failed, 2 not climbed in \d\.\ds ==", lines[1]
     )
     assert not (tmp_path / ".rung").exists()  # nothing climbed, nothing stored
+
+
+def test_small_words_a_new_user_meets(tmp_path):
+    """Searching an empty index says nothing is indexed; the MCP server names its version."""
+    searched = rung("context", "search", "tl.dot", "-w", str(tmp_path))
+    assert (
+        searched.stdout
+        == "nothing indexed: rung context add PATH_OR_PACKAGE, or rung context add --builtin\n"
+    )
+    pytest.importorskip("mcp")
+    from rung import mcp_server
+
+    assert mcp_server.build(tmp_path).version == package_version("rung")

@@ -805,7 +805,9 @@ def context_search(
     if json_out:
         print(dumps(views.context_doc(text, snippets)))
         return
-    if not snippets:
+    if not snippets and not api.context_sources(workspace):
+        out.print("nothing indexed: rung context add PATH_OR_PACKAGE, or rung context add --builtin")
+    elif not snippets:
         out.print(f"no snippets match {text!r} (rung context sources lists what is indexed)", markup=False)
     for s in snippets:
         out.print(f"{s.path}:{s.line}", markup=False)

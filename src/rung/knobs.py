@@ -28,6 +28,7 @@ class Knob:
     default: Any
     help: str
     pattern: str = ""  # what a text value must match, checked where settings are resolved
+    at_least: float = 0  # the smallest number it takes (a count or a duration is never negative)
 
 
 _RUNG = "|".join(spec.name for spec in LADDER)
@@ -42,12 +43,19 @@ KNOBS: dict[str, Knob] = {
             "",
             "workspace folder (holding .rung/); default: nearest .rung upwards, else ./",
         ),
-        Knob("RUNG_SEED", int, -1, "base seed for fresh inputs; -1 draws a new one per run (recorded)"),
+        Knob(
+            "RUNG_SEED",
+            int,
+            -1,
+            "base seed for fresh inputs; -1 draws a new one per run (recorded)",
+            at_least=-1,
+        ),
         Knob(
             "RUNG_TRIALS",
             int,
             3,
             "fresh seeds per test case in the correct rung (KernelBench files: its own 5 unless set)",
+            at_least=1,
         ),
         Knob(
             "RUNG_STRICT",

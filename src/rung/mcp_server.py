@@ -33,6 +33,7 @@ import functools
 import inspect
 import threading
 from collections.abc import Callable
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,9 @@ rung checks GPU kernel versions. `check` climbs the ladder (load, compile, run, 
 scale, bench, roofline, dump, trace, profile) for solution files of a problem and stores each run;
 `show`, `history`, `diff` and `bench`/`dump`/`profile` read stored runs; `read_artifact` reads the
 files a run kept under .rung/runs/<id>/. Every answer is the JSON of the matching `rung ... --json`
-command. A fast but wrong kernel is worthless: a version that fails any rung is not an improvement.
+command. A fast but wrong kernel is worthless: only a verified version (`"ok": true`, `"outcome":
+"verified"`: every rung that decides correctness ran and passed) is an improvement; one that
+failed or could not be checked here (`"outcome": "unverified"`, `why` says what did not run) is not.
 """
 
 
@@ -87,7 +90,9 @@ class Climbing:
 def build(workspace: Path) -> MCPServer:
     """The server for one workspace: its tools read and write `workspace/.rung/`."""
     root = workspace.resolve()
-    server: MCPServer = MCPServer("rung", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = MCPServer(
+        "rung", instructions=INSTRUCTIONS, version=package_version("rung"), log_level="WARNING"
+    )
     # A judge per problem started after each check, while the agent writes its next version, so
     # the next check of that problem starts with torch imported; none while another check climbs
     # (its import would share the CPU with that check's timing).

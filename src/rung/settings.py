@@ -14,6 +14,7 @@ in this process and in every judge it starts (a judge's environment keeps RUNG_*
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 from rung import knobs
 from rung.errors import UsageError
+from rung.ladder import NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -65,7 +67,15 @@ Settings: type[_Typed] = create_model(
     "Settings",
     __base__=_Typed,
     **{
-        field(k.name): (k.type, Field(k.default, description=k.help, pattern=k.pattern or None))
+        field(k.name): (
+            k.type,
+            Field(
+                k.default,
+                description=k.help,
+                pattern=k.pattern or None,
+                ge=k.at_least if k.type in (int, float) else None,
+            ),
+        )
         for k in knobs.KNOBS.values()
     },  # type: ignore[call-overload]
 )
@@ -108,7 +118,9 @@ def _file_values(path: Path) -> dict[str, Any]:
     known = {field(n) for n in knobs.KNOBS}
     for key in table:
         if key not in known:
-            raise UsageError(f"{_file_source(path)}: unknown setting {key!r} (rung config lists them)")
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise UsageError(f"{_file_source(path)}: unknown setting {key!r} ({hint}rung config lists them)")
     values = {}
     for name in knobs.KNOBS:
         if field(name) in table:
@@ -132,6 +144,8 @@ def _checked(name: str, raw: Any, source: str) -> Any:
         # A pattern is no help to a person: the knob's help says what the value may be.
         mismatch = error["type"] == "string_pattern_mismatch"
         reason = f"not valid here: {knobs.KNOBS[name].help}" if mismatch else error["msg"]
+        if mismatch and name == "RUNG_SKIP":
+            reason += f" (the rungs: {', '.join(NAMES)})"
         raise UsageError(f"{source}: {field(name)} = {raw!r}: {reason}") from None
 
 
