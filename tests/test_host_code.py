@@ -24,7 +24,7 @@ from rung import backends
 from rung.backends import build_cache, fake_cuda, torch_builds
 from rung.backends.base import CompileFailed
 from rung.backends.cuda_nvcc import NoToolkit
-from rung.spec import Status
+from rung.spec import Backend, Status
 from tests.conftest import FIXTURES, rung_of
 
 HOST_CODE = FIXTURES / "host_code"
@@ -143,6 +143,20 @@ def test_host_code_as_people_write_it_builds_and_its_broken_twin_fails_at_its_li
     assert not [name for name in LIBRARIES if backend.recognises(name, figures)]
     with pytest.raises(CompileFailed, match=rf"{broken.name}:{broken_line(broken)}\b"):
         build(broken, tmp_path / "broken")
+
+
+def test_with_what_compile_built_a_library_kernel_is_torchs_not_the_solutions():
+    from rung.backends import cuda_backend, tilelang_backend, triton_backend
+
+    cuda_built = [{"name": "twice_kernel", "constexprs": {"mangled": "_Z12twice_kernelPKfPfl"}}]
+    gemv, dot = LIBRARIES[0], LIBRARIES[2]
+    assert backends.owner_of(gemv, [cuda_backend]) is Backend.CUDA  # by its name's look alone
+    assert backends.owner_of(gemv, [cuda_backend], cuda_built) is Backend.TORCH
+    assert backends.owner_of(LAUNCHED["cuda"], [cuda_backend, triton_backend], cuda_built) is Backend.CUDA
+    tilelang_built = [{"name": "twice_main_kernel", "constexprs": {"symbol": "twice_main_kernel"}}]
+    assert backends.owner_of(dot, [tilelang_backend]) is Backend.TILELANG
+    assert backends.owner_of(dot, [tilelang_backend], tilelang_built) is Backend.TORCH
+    assert backends.owner_of("twice_main_kernel", [tilelang_backend], tilelang_built) is Backend.TILELANG
 
 
 @needs_nvcc

@@ -8,7 +8,7 @@ Each backend module meets `base.KernelBackend`. Adding a language adds a module 
 from __future__ import annotations
 
 import ast
-from typing import cast
+from typing import Any, cast
 
 from rung.backends import cuda_backend, cute_backend, tilelang_backend, torch_backend, triton_backend
 from rung.backends.base import BuiltKernel, CompileFailed, KernelBackend
@@ -63,14 +63,23 @@ def detect(source: str) -> KernelBackend:
 _UNKNOWN_KERNEL = "rung_no_backend_names_a_kernel_this_way"
 
 
-def owner_of(kernel: str, found: list[KernelBackend]) -> Backend:
+def owner_of(kernel: str, found: list[KernelBackend], built: list[dict[str, Any]] | None = None) -> Backend:
     """The backend among a solution's `found` ones that a kernel (by the name a trace gives it)
     belongs to: one that recognises it by name before one that claims any name; plain torch's
-    (the registry's last) when none of its kernel languages does."""
+    (the registry's last) when none of its kernel languages does. With `built` (the compile
+    rung's kernel figures), a backend that knows the kernels it built (`recognises`) claims
+    only those, never a library's kernel whose name merely looks like its own."""
     languages = [b for b in found if b is not REGISTRY[-1]]
-    claimants = [b for b in languages if b.owns_kernel(kernel)]
+    claimants = [b for b in languages if _claims(b, kernel, built)]
     specific = [b for b in claimants if not b.owns_kernel(_UNKNOWN_KERNEL)]
     return (specific or claimants or [REGISTRY[-1]])[0].BACKEND
+
+
+def _claims(backend: KernelBackend, kernel: str, built: list[dict[str, Any]] | None) -> bool:
+    recognises = getattr(backend, "recognises", None)  # positive, where the backend has it
+    return (
+        bool(recognises(kernel, built)) if built is not None and recognises else backend.owns_kernel(kernel)
+    )
 
 
 __all__ = [
