@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rung import backends
-from rung.backends import build_cache
+from rung.backends import build_cache, fake_cuda
 from rung.backends.cuda_nvcc import NoToolkit
 from rung.solution.harness import Harness, entry_point
 
@@ -43,7 +43,7 @@ def build(harness: Harness, params: dict[str, Any]) -> dict[str, Any]:
 
     def call_for(tree: Any) -> Any:
         return lambda module: entry_point(module, harness.entry_name, harness.format, harness.init_inputs)(
-            *harness.inputs(tree)
+            *fake_cuda.placed(harness.inputs(tree))
         )
 
     calls = [(c["case"], call_for(c["inputs"])) for c in params["cases"]]
