@@ -6,6 +6,7 @@ at the first failed version."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -83,3 +84,26 @@ def test_a_check_of_several_ends_with_a_recap_quiet_hides_skips_and_x_stops(work
         "stopped at the first failed version (-x): 1 not checked",
     ]
     assert re.fullmatch(r"== 0 passed, 0 failed, 1 error, 1 skipped in \d+\.\ds ==", lines[-1])
+
+
+def test_the_optimize_loop_keeps_an_unverifiable_start_only_until_a_verified_version_comes(tmp_path):
+    """Not repaired (it is not wrong); a failing candidate never replaces it; a verified one does."""
+    done = rung(
+        "optimize",
+        str(TINY),
+        "--agent",
+        "replay",
+        "--from",
+        str(CUDA_WRONG),
+        "--replay",
+        str(RAISES),
+        "--replay",
+        str(TINY / "solutions" / "good.py"),
+        "--json",
+        ws=tmp_path,
+    )
+    doc = json.loads(done.stdout)
+    assert [c["outcome"] for c in doc["candidates"]] == ["failed", "verified"]
+    good = hashlib.sha256((TINY / "solutions" / "good.py").read_bytes()).hexdigest()
+    assert doc["best"]["sha256"] == good and doc["best"]["ok"] is True
+    assert done.returncode == 0 and doc["reason"] == "the agent has nothing more to propose"
