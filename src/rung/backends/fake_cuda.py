@@ -47,7 +47,8 @@ _NEEDS_GPU = re.compile(
     r"not compiled with CUDA|not linked with support for cuda|has no attribute '_cuda|No CUDA GPUs|"
     r"NVIDIA driver|CUDA driver|cudaErrorNoDevice|CUDA_ERROR_NO_DEVICE|Expected a cuda device|"
     r"Cannot access data pointer|data-dependent|not supported for tensor subclasses|FakeTensor|"
-    r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend",
+    r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend|without ATen_cuda|"
+    r"dummy base class _cuda|NVTX functions not installed",
     re.IGNORECASE,
 )
 
@@ -202,6 +203,7 @@ def _replacements(arch: str) -> dict[str, Any]:
         "manual_seed": _nothing,
         "manual_seed_all": _nothing,
         "seed": _nothing,
+        "is_current_stream_capturing": lambda: False,
     }
 
 
@@ -217,6 +219,9 @@ class _Host:
         self.stack = stack
         self.patches = [
             *((torch.cuda, name, value) for name, value in _replacements(arch).items()),
+            *((torch.cuda.nvtx, name, _nothing) for name in ("range_push", "range_pop", "mark", "range_end")),
+            (torch.cuda.nvtx, "range_start", lambda *args, **kwargs: 0),
+            (torch.cuda.nvtx, "range", _Guard),
             (torch.Tensor, "to", _moving(torch.Tensor.to)),
             (torch.Tensor, "cuda", _to_cuda),
             # A module moved (KernelBench's ModelNew, to the inputs' device) swaps each fake
