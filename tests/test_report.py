@@ -56,7 +56,8 @@ def _timed(
     """A passing version with bench and roofline figures as those rungs write them, and the
     scopes rung's copy of proton's intra-kernel trace (the real one in tests/fixtures/proton)."""
     run = store.begin("add", "problems/add", Solution(path, sha, "triton", parent), H200, 7, {}, source="x")
-    store.add_rung(run, RungResult("correct", Status.OK, "all match"))
+    for name in ("run", "guard", "correct", "scale"):  # verified: every rung that decides correctness
+        store.add_rung(run, RungResult(name, Status.OK, "all match"))
     bench = [
         {
             "case": c,
@@ -295,6 +296,8 @@ def test_each_device_gets_its_own_roofline_and_times_across_devices_are_flagged(
         "add", "problems/add", Solution("v5.py", "e" * 64, "triton", "d" * 64), h100, 7, {}, "x"
     )
     roof = [{"case": c, "flops": c["n"], "bytes": 12 * c["n"], "measured_ms": 0.01} for c in CASES]
+    for name in ("run", "guard", "correct", "scale"):
+        store.add_rung(run, RungResult(name, Status.OK, "all match"))
     store.add_rung(run, RungResult("roofline", Status.OK, "", {"cases": roof}))
     store.finish(run)
     store.close()
