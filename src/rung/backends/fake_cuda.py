@@ -48,7 +48,7 @@ _NEEDS_GPU = re.compile(
     r"NVIDIA driver|CUDA driver|cudaErrorNoDevice|CUDA_ERROR_NO_DEVICE|Expected a cuda device|"
     r"Cannot access data pointer|data-dependent|not supported for tensor subclasses|FakeTensor|"
     r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend|without ATen_cuda|"
-    r"dummy base class _cuda|NVTX functions not installed",
+    r"dummy base class _cuda|NVTX functions not installed|0 active drivers",
     re.IGNORECASE,
 )
 
