@@ -156,7 +156,8 @@ def test_optimize_resumes_only_from_a_finished_passing_run(tmp_path):
     store = Store(tmp_path)
     solutions = PROBLEMS / "vector_add" / "solutions" / "correct"
     passed = begin_run(store, solutions / "naive.py")
-    for rung in (RungResult("load", Status.OK), bench(2.0)):
+    checked = [RungResult(n, Status.OK) for n in ("load", "run", "guard", "correct", "scale")]  # verified
+    for rung in (*checked, bench(2.0)):
         store.add_rung(passed, rung)
     store.finish(passed)
     stopped = begin_run(store, solutions / "tuned.py")  # faster, but a person stopped it
