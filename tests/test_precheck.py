@@ -69,3 +69,15 @@ def test_a_climb_of_a_missing_language_is_unverified_at_once(climb, tmp_path, mo
     assert load.status == Status.SKIPPED and load.message.endswith("pip install 'rung[cute]'")
     assert all(r.status == Status.SKIPPED for r in run.rungs)
     assert (run.verdict, run.outcome.value, run.why) == ("SKIPPED at load", "unverified", load.message)
+
+
+def test_a_source_built_to_exhaust_the_parser_fails_load_and_the_controller_lives(climb, tmp_path):
+    """100,000 unary minus signs overflow the parser's stack (MemoryError in CPython 3.11): looked
+    at before anything else in the controller parses it, it is a FAILED load, not a crash."""
+    deep = tmp_path / "deep.py"
+    deep.write_text("x = " + "-" * 100_000 + "1\n\ndef custom_kernel(x):\n    return 2 * x\n")
+    said = "deep.py is nested too deeply for Python's parser"
+    r = precheck.load_verdict("deep.py", deep.read_text())
+    assert r is not None and (r.status, r.message) == (Status.FAILED, said)
+    run = climb(TINY, deep)
+    assert (run.rungs[0].status, run.rungs[0].message, run.verdict) == (Status.FAILED, said, "FAIL at load")

@@ -6,7 +6,9 @@ language its import statements name is looked up with `importlib.util.find_spec`
 top-level package (found, not imported). A syntax error fails `load` at once; a language whose
 optional extra is not installed SKIPs it, naming the install line, as pytest's importorskip does:
 the version is not wrong, it cannot be checked here, so it reads unverified, never ok. Anything
-this look passes still meets the solution process's own load, which decides.
+this look passes still meets the solution process's own load, which decides. A source built to
+exhaust the parser's stack (100,000 unary minus signs) fails load here, rather than raising
+MemoryError in the controller; it must be looked at before anything else parses it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ def load_verdict(name: str, source: str) -> RungResult | None:
     except SyntaxError as e:
         where = f"at {name}:{e.lineno}" if e.lineno else f"in {name}"  # NUL bytes have no line
         return RungResult("load", Status.FAILED, f"SyntaxError {where}: {e.msg}")
+    except (MemoryError, RecursionError):  # nested past the parser's stack: no import would get further
+        return RungResult("load", Status.FAILED, f"{name} is nested too deeply for Python's parser")
     missing = missing_extras(source)
     if missing:
         return RungResult("load", Status.SKIPPED, "; ".join(missing))

@@ -193,8 +193,8 @@ def _climb(
     data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
     solution = Solution.from_bytes(solution_path, data, parent=parent)
     source = data.decode(errors="replace")
-    gpu_only = gpu_only_backends(source)
     first_look = precheck.load_verdict(solution_path.name, source)  # a syntax error, a missing extra
+    gpu_only = gpu_only_backends(source) if first_look is None else []  # parsed only once it parses
     seed = new_seed()
     run = store.begin(problem.name, problem.path, solution, device, seed, environment(), source=source)
     run_dir = store.run_dir(run.id)
