@@ -212,6 +212,7 @@ def fake_load_inline(
 
 @pytest.fixture
 def keyed(tmp_path):
+    before = build_cache._root
     build_cache.use(tmp_path / "builds")
     calls: list[str] = []
 
@@ -221,7 +222,7 @@ def keyed(tmp_path):
         return fake_load_inline(**kwargs)
 
     yield torch_builds.keyed(counted, "load_inline"), calls
-    build_cache._root = None
+    build_cache._root = before
 
 
 def staged_or_published(root: Path) -> list[Path]:
