@@ -28,7 +28,7 @@ def test_honest_kernel_passes_every_check(climb):
     ("solution", "check", "says"),
     [
         ("subclass.py", "plain_tensor", "output is a Lazy, not a torch.Tensor"),
-        ("stray_thread.py", "no_stray_threads", "5 thread(s) left running that were not there before"),
+        ("stray_thread.py", "no_stray_threads", "4 thread(s) left running that were not there before"),
         ("patches_allclose.py", "functions_intact", "replaced: torch.allclose"),
         ("nondeterministic.py", "deterministic", "the same input twice gave different results"),
     ],

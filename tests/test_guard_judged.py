@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from rung import runner
-from rung.judge.observed import MUTATED, Threads, input_changes
+from rung.judge.observed import ALIASED, MUTATED, Threads, input_changes
 from rung.judge.rungs.stores import one_value
 from rung.spec import Status
 from tests.conftest import FIXTURES, rung_of
@@ -115,8 +115,9 @@ def test_input_read_back_names_mutation_and_alias():
     placed = (torch.arange(6.0),)
     assert input_changes(placed, [placed[0].clone()], [placed[0] * 2], set()) == []
     doubled = placed[0] * 2
-    ((kind, said),) = input_changes(placed, [doubled], [doubled], set())
-    assert said == "output 0 shares memory with input 0 (input 0 now holds its values)"
+    (_, mutated), (kind, said) = input_changes(placed, [doubled], [doubled], set())
+    assert mutated == "input 0 was modified in place (5 elements changed, first at (1,))"
+    assert (kind, said) == (ALIASED, "output 0 shares memory with input 0 (input 0 now holds its values)")
     poked = placed[0].clone()
     poked[4] = -1
     ((kind, said),) = input_changes(placed, [poked], [doubled], set())

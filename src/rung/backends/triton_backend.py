@@ -81,14 +81,17 @@ class Launches:
 
             cls.run = counted
         # Every store the interpreter makes (plain, block pointer, descriptor) ends in
-        # create_masked_store; atomics carry their value through create_atomic_rmw.
+        # create_masked_store; atomics carry their value through create_atomic_rmw. Only
+        # floating-point atomics are perturbed (accumulations, a split-K's): integer ones are
+        # tickets, flags and locks, and a changed ticket leaves a look-back spinning forever.
         store, rmw = InterpreterBuilder.create_masked_store, InterpreterBuilder.create_atomic_rmw
 
         def masked_store(builder: Any, ptrs: Any, value: Any, *rest: Any) -> Any:
             return store(builder, ptrs, self._changed(value), *rest)
 
         def atomic_rmw(builder: Any, op: Any, ptr: Any, value: Any, *rest: Any) -> Any:
-            return rmw(builder, op, ptr, self._changed(value), *rest)
+            floating = value.data.dtype.kind == "f"
+            return rmw(builder, op, ptr, self._changed(value) if floating else value, *rest)
 
         InterpreterBuilder.create_masked_store = masked_store
         InterpreterBuilder.create_atomic_rmw = atomic_rmw

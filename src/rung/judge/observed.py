@@ -9,12 +9,15 @@ output's values; and it counts the solution process's threads in /proc, as the p
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from rung.common.trees import leaves
+
+_EXITING_S = 1.0  # how long a thread that has just ended may linger in /proc
 
 
 def bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -56,17 +59,12 @@ def input_changes(
             ),
             None,
         )
+        at = tuple(int(x) for x in changed.nonzero()[0])
+        said = f"input {i} was modified in place ({int(changed.sum())} elements changed, first at {at})"
+        found.append((MUTATED, said))
         if alias is not None:
             found.append(
                 (ALIASED, f"output {alias} shares memory with input {i} (input {i} now holds its values)")
-            )
-        else:
-            at = tuple(int(x) for x in changed.nonzero()[0])
-            found.append(
-                (
-                    MUTATED,
-                    f"input {i} was modified in place ({int(changed.sum())} elements changed, first at {at})",
-                )
             )
     return found
 
@@ -110,16 +108,23 @@ class Threads:
 
     def stray(self, pid: int | None) -> tuple[list[str], str]:
         """The threads running now that were not there before the solution was imported, each as
-        'tid (name)'; and '' or why the judge could not count them itself."""
+        'tid (name)'; and '' or why the judge could not count them itself. A thread just joined
+        can linger in /proc for a moment as it exits: one found is looked for again for up to
+        `_EXITING_S` before it counts."""
         if pid is None or pid != self.pid or self.baseline is None:
             return [], "no count taken before the solution process imported the solution"
-        now = tasks(pid)
-        if now is None:
-            return [], f"/proc/{pid}/task cannot be read here"
         main = self.baseline.get(pid, "")
         library = {name for name in self.baseline.values() if name != main}
-        return [
-            f"{tid} ({name})"
-            for tid, name in sorted(now.items())
-            if tid not in self.baseline and name not in library
-        ], ""
+        deadline = time.monotonic() + _EXITING_S
+        while True:
+            now = tasks(pid)
+            if now is None:
+                return [], f"/proc/{pid}/task cannot be read here"
+            new = [
+                f"{t} ({name})"
+                for t, name in sorted(now.items())
+                if t not in self.baseline and name not in library
+            ]
+            if not new or time.monotonic() > deadline:
+                return new, ""
+            time.sleep(0.05)
