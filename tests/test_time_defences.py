@@ -18,7 +18,7 @@ from rung.ceilings_datasheet import datasheet
 from rung.common.checked_calls import drawn, reservoir, slot_of
 from rung.common.shm import TensorSpec
 from rung.judge import ceilings, gpu_facts, gpu_lock
-from rung.judge.rungs.bench import check_choice, one_changed, read_bytes
+from rung.judge.rungs.bench import change_one, check_choice, read_bytes, restore
 from rung.judge.rungs.outcome import Failed
 from rung.roofline import roofline
 from rung.solution.bench import Snapshots
@@ -102,21 +102,26 @@ def _sample_keyed_cache():
 
 def test_a_set_changed_in_one_element_catches_a_content_cache_and_not_an_honest_kernel():
     x = torch.arange(1000, dtype=torch.float32) / 7
+    pristine = x.clone()
     cached = _sample_keyed_cache()
     cached(x)  # the timed calls saw the set
     caught = 0
     for _ in range(20):
-        (changed,) = one_changed((x,))
-        assert int((changed != x).sum()) == 1 and set(changed.tolist()) <= set(x.tolist())
-        caught += not torch.equal(cached(changed), 2 * changed)
-        assert torch.equal(2 * changed, 2 * changed)  # the honest kernel's answer is the reference's
+        undo = change_one((x,))
+        assert (
+            len(undo) == 1 and int((x != pristine).sum()) == 1 and set(x.tolist()) <= set(pristine.tolist())
+        )
+        caught += not torch.equal(cached(x), 2 * x)  # the honest kernel's answer is the reference's
+        restore(undo)
+        assert torch.equal(x, pristine)  # the judge's copy as it was, for the reference's timing
     assert caught >= 18  # missed only where the changed element is one the cache samples
 
 
 def test_inputs_no_element_of_which_can_change_are_left_alone():
-    assert one_changed((torch.ones(8), torch.arange(5))) is None  # constant floats, and ints
-    (ints, floats) = one_changed((torch.arange(5), torch.tensor([1.0, 2.0])))
-    assert torch.equal(ints, torch.arange(5)) and floats.tolist() in ([2.0, 2.0], [1.0, 1.0])
+    ones, ints = torch.ones(8), torch.arange(5)
+    assert change_one((ones, ints)) == [] and torch.equal(ones, torch.ones(8))  # constant floats, ints
+    pair = torch.tensor([1.0, 2.0])
+    assert len(change_one((torch.arange(5), pair))) == 1 and pair.tolist() in ([2.0, 2.0], [1.0, 1.0])
 
 
 def test_bytes_read_leave_out_an_output_buffer_handed_in_among_the_inputs():

@@ -42,7 +42,7 @@ from rung.common.checked_calls import drawn, graph_call
 from rung.common.measure import Walls, guarded, measure
 from rung.common.shm import TensorSpec
 from rung.common.timing import Flusher, Policy
-from rung.common.trees import clone_tree, leaves
+from rung.common.trees import leaves
 from rung.judge import kept_timings
 from rung.judge.clocks import Reading
 from rung.judge.rungs.correct import check_against, judge_outputs, trial_seed
@@ -399,15 +399,18 @@ def _check_content_cache(session: Any, case: dict[str, Any], sets: list[Any], pl
     answers by what its inputs look like (a content cache: the timed sets repeat, so every timed
     call after the first of each set would be a hit, and every checked answer right)."""
     s = secrets.randbelow(len(sets))
-    changed = one_changed(sets[s])
-    if changed is None:
+    undo = change_one(sets[s])  # in place, undone after: a copy of a 6 GiB set may not fit
+    if not undo:
         return
-    session.at = f"benchmark case {case}, input set {s} changed in one element after it was timed"
-    session.solution.refill(placed[s], changed)
-    expected = session.reference(changed, precise=False)
-    precise = session.reference(changed, precise=True)
-    called = session.call(changed, expected, placed=placed[s])
-    ok, message, _ = judge_outputs(session, changed, called, expected, precise, ours=True)
+    try:
+        session.at = f"benchmark case {case}, input set {s} changed in one element after it was timed"
+        session.solution.refill(placed[s], sets[s])
+        expected = session.reference(sets[s], precise=False)
+        precise = session.reference(sets[s], precise=True)
+        called = session.call(sets[s], expected, placed=placed[s])
+        ok, message, _ = judge_outputs(session, sets[s], called, expected, precise, ours=True)
+    finally:
+        restore(undo)
     if not ok:
         raise Failed(
             f"benchmark case {case}: input set {s}, changed in one element of each floating input after "
@@ -417,27 +420,27 @@ def _check_content_cache(session: Any, case: dict[str, Any], sets: list[Any], pl
         )
 
 
-def one_changed(inputs: Any) -> Any | None:
-    """A copy of `inputs` in which one element of each floating tensor (at a place the judge
-    draws) takes the value of another of its elements, so values stay in the inputs' own range;
-    None where no tensor has two distinct values to swap in."""
-    out = clone_tree(inputs)
-    changed = False
-    for t in leaves(out):
-        if not t.is_floating_point() or t.numel() < 2:
+def change_one(inputs: Any, tries: int = 16) -> list[tuple[torch.Tensor, int, torch.Tensor]]:
+    """Change, in place, one element of each floating tensor of `inputs` (at a place the judge
+    draws) to the value of another of its elements, so values stay in the inputs' own range; what
+    `restore` needs to undo it (empty where no tensor showed two distinct values in `tries` draws)."""
+    undo = []
+    for t in leaves(inputs):
+        if not t.is_floating_point() or t.numel() < 2 or not t.is_contiguous():
             continue
-        flat = t.view(-1) if t.is_contiguous() else None
-        if flat is None:
+        flat, n = t.view(-1), t.numel()
+        i = secrets.randbelow(n)
+        j = next((j for j in (secrets.randbelow(n) for _ in range(tries)) if bool(flat[j] != flat[i])), None)
+        if j is None:
             continue
-        i, j = secrets.randbelow(t.numel()), secrets.randbelow(t.numel())
-        if i == j or bool(flat[i] == flat[j]):
-            others = (flat != flat[i]).nonzero()
-            if others.numel() == 0:
-                continue
-            j = int(others[secrets.randbelow(others.numel())])
+        undo.append((flat, i, flat[i].clone()))
         flat[i] = flat[j]
-        changed = True
-    return out if changed else None
+    return undo
+
+
+def restore(undo: list[tuple[torch.Tensor, int, torch.Tensor]]) -> None:
+    for flat, i, old in undo:
+        flat[i] = old
 
 
 def read_bytes(inputs: Any, outputs: list[TensorSpec]) -> int:
