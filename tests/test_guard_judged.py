@@ -148,6 +148,7 @@ def test_threads_are_counted_from_proc_not_reported():
         child.stdout.readline()
         stray, why = threads.stray(child.pid)
         assert len(stray) == 1 and why == ""
+        assert threads.stray(child.pid, named_are_libraries=True)[0] == stray  # it keeps its starter's name
     finally:
         child.kill()
         child.wait()

@@ -92,7 +92,9 @@ class Threads:
     """The solution process's threads as the judge counts them: a baseline taken before the
     solution's module is imported (the harness has started its libraries' threads by then), and
     the threads found since. A later thread named as one of the baseline's named library threads
-    (a name other than the main thread's: CUDA's, CUPTI's) is taken for the library's own."""
+    (a name other than the main thread's: CUDA's) is taken for the library's own; on a GPU, any
+    thread named other than the main thread is (CUDA's and CUPTI's libraries name the threads they
+    start as they go, and Python before 3.14 names none: a solution's keeps its starter's name)."""
 
     def __init__(self) -> None:
         self.pid: int | None = None
@@ -106,7 +108,7 @@ class Threads:
             return
         self.pid, self.baseline = pid, tasks(pid)
 
-    def stray(self, pid: int | None) -> tuple[list[str], str]:
+    def stray(self, pid: int | None, named_are_libraries: bool = False) -> tuple[list[str], str]:
         """The threads running now that were not there before the solution was imported, each as
         'tid (name)'; and '' or why the judge could not count them itself. A thread just joined
         can linger in /proc for a moment as it exits: one found is looked for again for up to
@@ -123,7 +125,9 @@ class Threads:
             new = [
                 f"{t} ({name})"
                 for t, name in sorted(now.items())
-                if t not in self.baseline and name not in library
+                if t not in self.baseline
+                and name not in library
+                and not (named_are_libraries and name != main)
             ]
             if not new or time.monotonic() > deadline:
                 return new, ""

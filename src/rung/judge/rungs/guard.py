@@ -143,7 +143,7 @@ def _not_plain(report: Any) -> str:
 def _stray_threads(session: Any, harm: dict[str, Any]) -> str:
     """Threads the judge counts in /proc that were not there before the solution was imported;
     where it cannot count them, the solution process's own count of Python threads, so labelled."""
-    stray, why = session.threads.stray(session.solution.pid)
+    stray, why = session.threads.stray(session.solution.pid, named_are_libraries=session.device == "cuda")
     if stray:
         shown = ", ".join(stray[:5]) + (", ..." if len(stray) > 5 else "")
         return f"{len(stray)} thread(s) left running that were not there before the solution was imported: {shown}"
