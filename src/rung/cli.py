@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import shlex
+import signal
 import sys
 import time
 from importlib.metadata import version as package_version
@@ -151,6 +152,7 @@ def check(
     began = time.time()
     if not json_out:
         _first_look(paths, exitfirst, began)
+    said = signal.signal(signal.SIGINT, functools.partial(_on_ctrl_c, shown))
     try:
         with knobs.scoped(RUNG_STRICT=1) if strict else contextlib.nullcontext():
             climb = _check_at_once if at_once else _check_one_by_one
@@ -158,6 +160,8 @@ def check(
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (runner.on_sigterm): the runs are stored INTERRUPTED
         _say_interrupted(workspace, began)
         raise typer.Exit(130) from None
+    finally:
+        signal.signal(signal.SIGINT, said)
     if json_out:
         print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
         raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
@@ -196,6 +200,13 @@ def _first_look(paths: list[Path], exitfirst: bool, began: float) -> None:
         raise typer.Exit(1)
 
 
+def _on_ctrl_c(shown: Shown, signum: int, frame: Any) -> None:
+    """Say at once what Ctrl-C stops: ending a judge can take seconds, and the record after it."""
+    now = f" {shown.climbing[0].solution.path} (run {shown.climbing[0].id})" if shown.climbing else ""
+    err.print(f"interrupted: stopping{now}", markup=False)
+    raise KeyboardInterrupt
+
+
 def _say_interrupted(workspace: Path | None, began: float) -> None:
     """What the interrupt stopped and where its record is: each run of this check the store holds
     as INTERRUPTED."""
@@ -223,6 +234,7 @@ class Shown:
     json_out: bool
     quiet: bool
     exitfirst: bool
+    climbing: list[Run] = dataclasses.field(default_factory=list)  # the run climbing now, once known
 
 
 def _check_one_by_one(
@@ -233,6 +245,7 @@ def _check_one_by_one(
     climbing = progress.Climbing(out, paths, runs_dir)
 
     def rung_done(run: Run, result: RungResult) -> None:
+        shown.climbing[:] = [run]
         if len(run.rungs) == 1:
             out.print(render.header(run))
         if not (shown.quiet and result.status == Status.SKIPPED):
