@@ -24,6 +24,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 table { border-collapse: collapse; margin: .5em 0; } td, th { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.failed td { background: #fdecea; } .ok { color: #2e7d32; } .bad { color: #c0392b; font-weight: 600; }
+tr.unverified td { background: #fff8e1; } .unverified { color: #9a6700; font-weight: 600; }
 .rung { display: inline-block; padding: 0 4px; margin: 1px; border-radius: 3px; font-size: 12px; }
 .OK { background: #e3f2e1; } .SKIPPED { background: #eee; color: #666; }
 .FAILED, .ERROR, .TIMEOUT, .INTERRUPTED { background: #c0392b; color: #fff; }
@@ -187,7 +188,10 @@ def _runs(versions: list[Version], links: _Links, runs_root: Path) -> str:
 
 def _run_row(v: Version, links: _Links, runs_root: Path) -> str:
     run, row = v.run, v.row
-    verdict = f'<span class="{"ok" if run.ok else "bad"}">{_e(run.verdict)}</span>'
+    unverified = run.outcome == Outcome.UNVERIFIED  # not wrong: never compared with the reference here
+    verdict = (
+        f'<span class="{"ok" if run.ok else "unverified" if unverified else "bad"}">{_e(run.verdict)}</span>'
+    )
     if row["why"]:
         verdict += f'<br><span class="note">{_e(row["why"][:160])}</span>'
     medians = [c["median_ms"] for c in row["cases"] if c.get("median_ms")]
@@ -213,7 +217,8 @@ def _run_row(v: Version, links: _Links, runs_root: Path) -> str:
         rungs,
         f"{links(folder, 'folder')} · {links(folder / 'result.json')}{listed}",
     ]
-    tr = f'<tr id="run-{run.id}" class="run {"passed" if run.ok else "failed"}" data-run="{run.id}">'
+    row_class = "passed" if run.ok else "unverified" if unverified else "failed"
+    tr = f'<tr id="run-{run.id}" class="run {row_class}" data-run="{run.id}">'
     return tr + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
