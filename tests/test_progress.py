@@ -34,6 +34,7 @@ def test_each_run_is_counted_as_pytest_would():
         "failed": 1,
         "errors": 1,
         "skipped": 1,
+        "xfailed": 0,
         "wall_s": 3.25,
     }
     assert progress.summary_line([passed, unchecked], 12.34).plain == (

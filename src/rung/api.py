@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from rung.context import ContextIndex, Snippet
 from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
 from rung.spare_judges import SpareJudges
-from rung.spec import Device, Outcome, Problem, Run
+from rung.spec import Device, Problem, Run
 from rung.store import Store, existing_workspace, find_workspace
 
 
@@ -29,10 +29,10 @@ def check(
     on_rung: OnRung | None = None,
     on_run: OnRun | None = None,
     spares: SpareJudges | None = None,
-    stop_at_failure: bool = False,
+    stop_after: Callable[[Run], bool] | None = None,
 ) -> list[Run]:
     """Climb the ladder for each solution of `problem`; the stored runs, in order (with
-    `stop_at_failure`, up to the first that failed). With `spares` (a long-lived caller's, as
+    `stop_after`, up to the first run it is true of). With `spares` (a long-lived caller's, as
     the MCP server's), the problem is described by the judge held there for it, if any: started
     while the caller waited, it has imported torch already."""
     paths = [Path(s) for s in solutions]
@@ -48,7 +48,7 @@ def check(
         # The judge that described the problem climbs the first solution: one start the fewer.
         runs = [runner.climb(store, spec, device, paths[0], on_rung, on_run, judge=judge)]
         for p in paths[1:]:
-            if stop_at_failure and runs[-1].outcome == Outcome.FAILED:
+            if stop_after is not None and stop_after(runs[-1]):
                 break
             runs.append(runner.climb(store, spec, device, p, on_rung, on_run))
         return runs

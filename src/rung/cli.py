@@ -23,7 +23,19 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from rung import api, confine, knobs, precheck, progress, render, runner, scaffold, settings, views
+from rung import (
+    api,
+    confine,
+    expectations,
+    knobs,
+    precheck,
+    progress,
+    render,
+    runner,
+    scaffold,
+    settings,
+    views,
+)
 from rung.errors import RungError
 from rung.spec import SCHEMA, Outcome, Run, RungResult, Status, dumps
 from rung.store import existing_workspace, find_workspace
@@ -139,7 +151,9 @@ def check(
     exitfirst: Annotated[
         bool,
         typer.Option(
-            "--exitfirst", "-x", help="Stop at the first version that fails (the versions climb one by one)."
+            "--exitfirst",
+            "-x",
+            help="Stop at the first version that fails, unless expected.yml says it must (one by one).",
         ),
     ] = False,
 ) -> None:
@@ -148,7 +162,8 @@ def check(
     shapes, tolerance, cost model)."""
     paths = solutions or scaffold.solutions_of(problem)
     at_once = not exitfirst and (knobs.get("RUNG_EXECUTOR") != "local" or knobs.get("RUNG_WORKERS") > 0)
-    shown = Shown(json_out, quiet, exitfirst)
+    expected = expectations.read(problem) if problem.is_dir() else {}
+    shown = Shown(json_out, quiet, exitfirst, expected)
     began = time.time()
     if not json_out:
         _first_look(paths, exitfirst, began)
@@ -162,10 +177,18 @@ def check(
         raise typer.Exit(130) from None
     finally:
         signal.signal(signal.SIGINT, said)
+    seen = _seen(runs, expected)
     if json_out:
-        print(dumps({**views.check_doc(runs), "summary": progress.summary(runs, wall_s)}))
-        raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
-    recap = progress.recap(runs)
+        doc = views.check_doc(runs)
+        for solution, run in zip(doc["solutions"], runs, strict=True):
+            if (want := expected.get(Path(run.solution.path).resolve())) is not None:
+                solution["expected"] = {
+                    **dataclasses.asdict(want),
+                    "met": None if run.outcome == Outcome.UNVERIFIED else run.id not in seen.missed,
+                }
+        print(dumps({**doc, "summary": progress.summary(runs, wall_s, seen)}))
+        raise typer.Exit(1 if seen.failing(runs) else 0)
+    recap = progress.recap(runs, seen)
     if recap:
         out.print(Text("== not verified ==", style="bold"))
         for line in recap:
@@ -174,8 +197,23 @@ def check(
         out.print(
             f"stopped at the first failed version (-x): {len(paths) - len(runs)} not checked", markup=False
         )
-    out.print(progress.summary_line(runs, wall_s))
-    raise typer.Exit(1 if any(r.outcome == Outcome.FAILED for r in runs) else 0)
+    out.print(progress.summary_line(runs, wall_s, seen))
+    raise typer.Exit(1 if seen.failing(runs) else 0)
+
+
+def _seen(runs: list[Run], expected: dict[Path, expectations.Expected]) -> progress.Expectations:
+    """Which wrong versions failed as their problem's expected.yml says, and how the others did not."""
+    xfailed, missed = set(), {}
+    for run in runs:
+        want = expected.get(Path(run.solution.path).resolve())
+        if want is None:
+            continue
+        how = expectations.missed(run, want)
+        if how:
+            missed[run.id] = how
+        elif run.outcome == Outcome.FAILED:
+            xfailed.add(run.id)
+    return progress.Expectations(frozenset(xfailed), missed)
 
 
 def _first_look(paths: list[Path], exitfirst: bool, began: float) -> None:
@@ -234,7 +272,14 @@ class Shown:
     json_out: bool
     quiet: bool
     exitfirst: bool
+    expected: dict[Path, expectations.Expected] = dataclasses.field(default_factory=dict)
     climbing: list[Run] = dataclasses.field(default_factory=list)  # the run climbing now, once known
+
+    def stops(self, run: Run) -> bool:
+        """-x: whether the check stops after `run`: it failed, and not as expected.yml says."""
+        want = self.expected.get(Path(run.solution.path).resolve())
+        failed = run.outcome == Outcome.FAILED
+        return self.exitfirst and failed and (want is None or bool(expectations.missed(run, want)))
 
 
 def _check_one_by_one(
@@ -257,10 +302,10 @@ def _check_one_by_one(
         climbing.run_done()
 
     if shown.json_out:
-        return api.check(problem, paths, workspace, stop_at_failure=shown.exitfirst), climbing.wall_s
+        return api.check(problem, paths, workspace, stop_after=shown.stops), climbing.wall_s
     with climbing:
         runs = api.check(
-            problem, paths, workspace, on_rung=rung_done, on_run=run_done, stop_at_failure=shown.exitfirst
+            problem, paths, workspace, on_rung=rung_done, on_run=run_done, stop_after=shown.stops
         )
         return runs, climbing.wall_s
 

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -23,7 +24,7 @@ from rich.text import Text
 
 from rung import knobs
 from rung.ladder import LADDER
-from rung.spec import Run, Status
+from rung.spec import Outcome, Run, Status
 
 OUTCOMES = ("passed", "failed", "errors", "skipped")
 
@@ -41,33 +42,59 @@ def outcome(run: Run) -> str:
     return "skipped" if run.finished else "errors"
 
 
-def summary(runs: list[Run], wall_s: float) -> dict[str, float | int]:
-    counts = Counter(outcome(r) for r in runs)
-    return {**{word: counts[word] for word in OUTCOMES}, "wall_s": round(wall_s, 3)}
+@dataclass(frozen=True)
+class Expectations:
+    """How a check's wrong versions met their problem's expected.yml (rung.expectations): the
+    runs that failed as they must (`xfailed`), and for each that did not, how (`missed`)."""
+
+    xfailed: frozenset[int] = frozenset()
+    missed: dict[int, str] = field(default_factory=dict)
+
+    def failing(self, runs: list[Run]) -> bool:
+        """Whether the check fails: a version failed that was not expected to, or one missed."""
+        return bool(self.missed) or any(
+            r.outcome == Outcome.FAILED and r.id not in self.xfailed for r in runs
+        )
 
 
-def summary_line(runs: list[Run], wall_s: float) -> Text:
-    counts = summary(runs, wall_s)
-    colour = "red" if counts["failed"] or counts["errors"] else "green"
+def summary(runs: list[Run], wall_s: float, seen: Expectations | None = None) -> dict[str, float | int]:
+    seen = seen or Expectations()
+    counts = Counter(outcome(r) for r in runs if r.id not in seen.xfailed)
+    return {
+        **{word: counts[word] for word in OUTCOMES},
+        "xfailed": len(seen.xfailed),
+        "wall_s": round(wall_s, 3),
+    }
+
+
+def summary_line(runs: list[Run], wall_s: float, seen: Expectations | None = None) -> Text:
+    seen = seen or Expectations()
+    counts = summary(runs, wall_s, seen)
+    colour = "red" if seen.failing(runs) else "green"
     words = ", ".join(f"{counts[w]} {'error' if w == 'errors' and counts[w] == 1 else w}" for w in OUTCOMES)
+    if counts["xfailed"]:
+        words += f", {counts['xfailed']} xfailed"
     return Text(f"== {words} in {wall_s:.1f}s ==", style=f"bold {colour}")
 
 
-def recap(runs: list[Run]) -> list[Text]:
+def recap(runs: list[Run], seen: Expectations | None = None) -> list[Text]:
     """pytest -ra's short summary: after a check of several versions, one line for each that is
-    not verified, in order, with its verdict (where), its run (its record) and why."""
+    not verified, in order, with its verdict (where), its run (its record) and why; a wrong
+    version that failed as expected.yml says is left out, one that missed it is in, saying how."""
+    seen = seen or Expectations()
     if len(runs) < 2:
         return []
     lines = []
     for run in runs:
-        if run.ok:
+        if (run.ok or run.id in seen.xfailed) and run.id not in seen.missed:
             continue
         colour = "yellow" if outcome(run) == "skipped" else "red"
         line = Text("  ")
         line.append(run.verdict, style=f"bold {colour}")
         line.append(f"  {run.solution.path}  (run {run.id})", style="bold")
-        if run.why:
-            line.append(f": {run.why}")
+        why = "; ".join(w for w in (run.why, seen.missed.get(run.id, "")) if w)
+        if why:
+            line.append(f": {why}")
         lines.append(line)
     return lines
 
