@@ -157,6 +157,10 @@ def test_with_what_compile_built_a_library_kernel_is_torchs_not_the_solutions():
     assert backends.owner_of(dot, [tilelang_backend]) is Backend.TILELANG
     assert backends.owner_of(dot, [tilelang_backend], tilelang_built) is Backend.TORCH
     assert backends.owner_of("twice_main_kernel", [tilelang_backend], tilelang_built) is Backend.TILELANG
+    triton_built = [{"name": "twice_rows", "constexprs": {}}]  # Triton names a kernel after its function
+    assert backends.owner_of(gemv, [triton_backend]) is Backend.TRITON  # any name not torch's, once
+    assert backends.owner_of(gemv, [triton_backend], triton_built) is Backend.TORCH
+    assert backends.owner_of("twice_rows", [triton_backend], triton_built) is Backend.TRITON
 
 
 @needs_nvcc

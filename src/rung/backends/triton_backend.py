@@ -11,7 +11,7 @@ shared memory, local memory, spill instructions) are read from the CUBIN with cu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,13 @@ def owns_kernel(name: str) -> bool:
     """Triton names a kernel after its function; nothing in the name marks it as Triton's, so a
     kernel is Triton's when it is none of torch's (at::, void at::native, cutlass, cublas)."""
     return not re.match(r"(void )?(at::|cutlass|cublas|sm\d+_xmma|ampere_|nvjet|triton_poi_fused)", name)
+
+
+def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a kernel, by the name CUPTI gives it, is one the compile rung built from the
+    solution's `@triton.jit` functions (`built`: its kernel figures): Triton names the kernel after
+    its function, so the function's name decides, never the absence of a library's prefix."""
+    return any(name == k.get("name") for k in built)
 
 
 def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:

@@ -70,6 +70,7 @@ class Session:
         self._builder: SolutionProcess | None = None
         self.threads = Threads()  # the solution process's threads, counted in /proc
         self.backends_used: list[str] | None = None  # what the load rung found the import used
+        self.built_kernels: list[dict[str, Any]] | None = None  # the compile rung's, where it built
 
     @property
     def problem(self) -> LoadedProblem:

@@ -54,6 +54,7 @@ def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
     if "error" in answer:
         return RungResult("compile", Status.ERROR, str(answer["error"]))
     kernels = answer.get("kernels") or []
+    session.built_kernels = kernels  # what guard recognises the solution's own kernels by
     if not kernels:
         # Not a failure of the solution's: a kernel can run without passing through the launcher
         # this rung intercepts (torch.compile's inductor builds and launches a user's Triton

@@ -61,7 +61,10 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
     skip = session.problem.output_leaves  # destination passing: those inputs are the outputs
     verdict("plain_tensor", _not_plain(first.report))
     if kernel_backends and first.report.kernels_error:
-        checks["kernel_launched"] = f"untested: the kernels could not be named ({first.report.kernels_error})"
+        # Fails closed: a check that cannot tell whose kernels ran must not pass as if it could.
+        verdict(
+            "kernel_launched", f"the kernels the call ran could not be named ({first.report.kernels_error})"
+        )
     elif kernel_backends:
         problem = _not_launched(session, kernel_backends, first.report)
         if not problem and first.report.launches:  # Triton's, which suppression skips
@@ -102,7 +105,7 @@ def guard(session: Any, params: dict[str, Any]) -> RungResult:
 
     metrics = {"checks": checks, "launches": first.report.launches, **size}
     if first.report.kernels:
-        metrics["kernels"] = attributed(first.report.kernels, kernel_backends)
+        metrics["kernels"] = attributed(first.report.kernels, kernel_backends, session.built_kernels)
     if fired:
         raise Failed("; ".join(fired), metrics)
     passed = sum(v == "ok" for v in checks.values())
@@ -170,9 +173,13 @@ def _names(kernel_backends: list[Any]) -> list[str]:
     return [b.BACKEND.value for b in kernel_backends]
 
 
-def attributed(kernels: list[str], kernel_backends: list[Any]) -> dict[str, str]:
-    """Each kernel name to the backend it belongs to (torch's where none of the solution's does)."""
-    return {name: backends.owner_of(name, kernel_backends).value for name in kernels}
+def attributed(
+    kernels: list[str], kernel_backends: list[Any], built: list[dict[str, Any]] | None = None
+) -> dict[str, str]:
+    """Each kernel name to the backend it belongs to (torch's where none of the solution's does):
+    with `built` (the compile rung's kernels), only a kernel the solution's build made is its own,
+    so a library's kernel (cuBLAS's gemv) never passes for the solution's language."""
+    return {name: backends.owner_of(name, kernel_backends, built).value for name in kernels}
 
 
 def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
@@ -182,8 +189,9 @@ def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
     names = " or ".join(b.BACKEND.value for b in kernel_backends)
     if session.device == "cuda":
         torch = backends.REGISTRY[-1].BACKEND.value
-        owned = [k for k, b in attributed(report.kernels, kernel_backends).items() if b != torch]
-        if owned or report.launches:
+        attributed_to = attributed(report.kernels, kernel_backends, session.built_kernels)
+        owned = [k for k, b in attributed_to.items() if b != torch]
+        if owned:  # what the GPU ran, not the launch count the solution's process keeps (a claim)
             return ""
         seen = f" (only torch's: {', '.join(k[:60] for k in report.kernels[:3])})" if report.kernels else ""
         return f"no {names} kernel was launched during the call{seen}"
