@@ -90,7 +90,7 @@ def test_the_controller_never_imports_solution_code(climb):
     assert not [n for n in new if n.startswith(("rung_solution", "rung_problem", "torch", "triton"))]
 
 
-def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch):
+def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch, tmp_path):
     """Not the solution's verdict either way (the solution process may hold the memory, or the
     case may not fit beside the judge's copies): an ERROR naming the memory, never a traceback."""
     from types import SimpleNamespace
@@ -104,7 +104,7 @@ def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.\nmore")
 
     monkeypatch.setitem(WORKER_RUNGS, "guard", out_of_memory)
-    said = main.handle(SimpleNamespace(warnings={}), "guard", {})
+    said = main.handle(SimpleNamespace(warnings={}, run_dir=tmp_path), "guard", {})
     assert said["status"] == "ERROR"
     assert (
         said["message"]

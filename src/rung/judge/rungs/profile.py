@@ -58,7 +58,8 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     target = python_command("rung.solution.profile_target", str(start_path), str(inputs_path))
     began = time.perf_counter()
     # one check at a time profiles this GPU: two at once, one read SKIPPED (rung.judge.gpu_lock)
-    with gpu_lock.held(cuda_uuid(), session.timeout_s), target_log.open("wb") as sink:
+    gpu = cuda_uuid() if session.device == "cuda" else session.device  # a stand-in ncu on the CPU
+    with gpu_lock.held(gpu, session.timeout_s), target_log.open("wb") as sink:
         proc = subprocess.Popen(
             ncu.command(exe, report, log, target),
             stdin=subprocess.DEVNULL,
