@@ -59,6 +59,8 @@ def _plant(kind: str, compile_dir: Path, outside: Path) -> tuple[str, dict[str, 
         path = compile_dir / ".." / ".." / outside.name
     elif kind == "not a regular file":
         os.mkfifo(path)  # a reader that opened it blocking would hang here
+    elif kind == "a hard link":
+        os.link(outside, path)  # what a filesystem without protected hard links would allow
     else:
         path.write_text("x" * 100)
     digest = hashlib.sha256(b"x" * 100).hexdigest()
@@ -73,6 +75,7 @@ def _plant(kind: str, compile_dir: Path, outside: Path) -> tuple[str, dict[str, 
         ("outside the scratch folder", "secret.txt refused: outside the solution's scratch folder"),
         ("walks up", "secret.txt refused: outside the solution's scratch folder"),
         ("not a regular file", "k.sass refused: not a regular file"),
+        ("a hard link", "k.sass refused: a hard link"),
         ("changed after build", "k.sass refused: changed after build"),
         ("too large", "k.sass refused: over 64 bytes"),
     ],

@@ -84,9 +84,13 @@ def open_beneath(root: Path, path: str | Path) -> int:
     component is a link, the file is not a regular one, or the path leaves `root`."""
     parts = parts_beneath(root, path)
     fd = _step(open_dir(root, parts[:-1]), parts[-1], _FILE)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode):
         os.close(fd)
         raise Refused("not a regular file")
+    if found.st_nlink > 1:  # a hard link to a file outside, where the filesystem let one be made
+        os.close(fd)
+        raise Refused("a hard link")
     return fd
 
 
