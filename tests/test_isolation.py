@@ -192,3 +192,21 @@ def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_pat
     assert not any(map(_alive, below))
     assert _shm() <= shm
     assert "shrank under it: the solution's doing" in describe_exit(-signal.SIGBUS, "judge")
+
+
+def test_the_solution_writes_no_cache_the_judge_loads_from(tmp_path, monkeypatch):
+    """The judge's torch.compile baseline loads the launchers Triton caches (native code): the
+    solution's compiler caches are its own, never the judge's Triton or CUDA cache."""
+    from rung.judge.start import solution_start
+    from rung.solution.main import writable_paths
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "judge-triton"))
+    monkeypatch.setenv("RUNG_CACHE_DIR", str(tmp_path / "rung-cache"))
+    source = tmp_path / "solution.py"
+    source.write_text("def custom_kernel(x):\n    return x\n")
+    start, env = solution_start({"run_dir": str(tmp_path / "run")}, source, True)
+    judges = [tmp_path / "judge-triton", Path.home() / ".triton", Path.home() / ".nv"]
+    writable = [Path(p).resolve() for p in writable_paths(start)]
+    assert not [w for w in writable for j in judges if w.is_relative_to(j.resolve())], writable
+    assert env["TRITON_CACHE_DIR"] != os.environ["TRITON_CACHE_DIR"]
+    assert Path(env["CUDA_CACHE_PATH"]).is_relative_to(tmp_path / "rung-cache")

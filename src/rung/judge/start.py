@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rung import backends, confine
+from rung import backends, confine, knobs
 from rung.backends import build_cache, cuda_nvcc
 from rung.common.messages import SolutionStart
 
@@ -41,7 +41,7 @@ def solution_start(
     # process that builds would hand Triton's compiler interpreted functions, and every compile
     # would fail.
     env.pop("TRITON_INTERPRET", None)
-    caches = _caches(env)
+    caches = _caches()
     builds = build_cache.for_run(run_dir)
     env.update(
         PYTHONPATH=str(Path(__file__).resolve().parents[2]),
@@ -49,6 +49,7 @@ def solution_start(
         TMPDIR=str(scratch / "tmp"),
         HOME=str(scratch / "home"),
         TRITON_CACHE_DIR=caches[0],
+        CUDA_CACHE_PATH=caches[1],
         # Each check's own: a build torch makes here under an extension's name is never another
         # check's (load_inline's builds are kept in the build cache by key: torch_builds). Its
         # build runs ninja, which is installed beside this Python.
@@ -78,10 +79,12 @@ def solution_start(
     return start, env
 
 
-def _caches(env: dict[str, str]) -> list[str]:
-    """Compiler caches the solution process may write: Triton's, CUDA's JIT cache."""
-    home = Path.home()
-    return [env.get("TRITON_CACHE_DIR") or str(home / ".triton" / "cache"), str(home / ".nv")]
+def _caches() -> list[str]:
+    """Compiler caches the solution processes may write, theirs alone: Triton's and CUDA's JIT
+    cache. Never the judge's (~/.triton/cache, ~/.nv): its torch.compile baseline loads the
+    launchers Triton keeps there, native code, and no solution may plant one."""
+    root = knobs.cache_dir() / "solution"
+    return [str(root / "triton"), str(root / "nv")]
 
 
 def _toolkits(source: Path) -> list[str]:
