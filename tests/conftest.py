@@ -40,3 +40,21 @@ def rung_of(run: Run, name: str):
 
 def statuses(run: Run) -> dict[str, Status]:
     return {r.name: r.status for r in run.rungs}
+
+
+def workspace_files(climb: Climber) -> dict[str, tuple[int, int]]:
+    """Every regular file of the climber's workspace, by path, with its size and mtime."""
+    root = climb.store.root.parent
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def written_outside_its_run(climb: Climber, before: dict[str, tuple[int, int]], run: Run) -> set[str]:
+    """The files of the workspace a climb changed outside its own run folder (the store's own
+    database files aside), given `workspace_files` from before it."""
+    ours = str(climb.store.run_dir(run.id).relative_to(climb.store.root.parent)) + "/"
+    changed = {p for p, info in workspace_files(climb).items() if before.get(p) != info}
+    return {p for p in changed if not p.startswith(ours) and not Path(p).name.startswith("rung.db")}

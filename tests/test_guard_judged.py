@@ -13,7 +13,7 @@ from rung import runner
 from rung.judge.observed import ALIASED, MUTATED, Threads, input_changes
 from rung.judge.rungs.stores import one_value
 from rung.spec import Status
-from tests.conftest import FIXTURES, rung_of
+from tests.conftest import FIXTURES, rung_of, workspace_files, written_outside_its_run
 
 TINY = FIXTURES / "tiny"
 JUDGED = FIXTURES / "judged"
@@ -68,12 +68,15 @@ def _climb(climb, solution: str, only: tuple[str, ...]):
     ],
 )
 def test_a_forged_or_hidden_fact_fails_for_its_reason(climb, solution, only, rung, says):
+    before = workspace_files(climb)
     run = _climb(climb, solution, only)
     r = rung_of(run, rung)
     assert r.status == Status.FAILED, [(x.name, x.status, x.message) for x in run.rungs]
     for said in says:
         assert said in r.message
     assert not run.ok
+    assert not written_outside_its_run(climb, before, run)
+    assert climb.store.run(run.id).ok is False  # the store still reads, with this run in it
 
 
 def test_a_dead_import_skips_nothing_on_a_cpu(climb):

@@ -25,18 +25,10 @@ from rung.common.child import describe_exit
 from rung.common.logcap import bounded
 from rung.common.shm import POISON_BYTES, BufferRefused, Exporter, TensorSpec, mapped_bytes, open_buffer
 from rung.spec import Status
-from tests.conftest import FIXTURES, rung_of
+from tests.conftest import FIXTURES, rung_of, workspace_files, written_outside_its_run
 
 TINY = FIXTURES / "tiny"
 PLANTED = FIXTURES / "isolation"
-
-
-def _tree(root: Path) -> dict[str, tuple[int, int]]:
-    return {
-        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
-        for p in root.rglob("*")
-        if p.is_file() and not p.is_symlink()
-    }
 
 
 def _alive(pid: int) -> bool:
@@ -71,8 +63,7 @@ def _shm() -> set[str]:
 def test_a_planted_solution_fails_for_its_reason_and_writes_nothing_outside_its_run(
     climb, solution, rung, status, says
 ):
-    workspace = climb.store.root.parent
-    before, shm = _tree(workspace), _shm()
+    before, shm = workspace_files(climb), _shm()
     run = climb(TINY, PLANTED / solution)
     bad = [(r.name, r.status, r.message[:300]) for r in run.rungs if r.status.bad]
     if rung is None:
@@ -81,9 +72,7 @@ def test_a_planted_solution_fails_for_its_reason_and_writes_nothing_outside_its_
         r = rung_of(run, rung)
         assert r.status == status and says in r.message, bad
         assert not run.ok
-    ours = str(climb.store.run_dir(run.id).relative_to(workspace))
-    changed = {p for p, info in _tree(workspace).items() if before.get(p) != info}
-    outside = {p for p in changed if not p.startswith(ours + "/") and not Path(p).name.startswith("rung.db")}
+    outside = written_outside_its_run(climb, before, run)
     assert not outside, outside
     assert climb.store.run(run.id).ok == run.ok  # the store still reads, with this run in it
     assert len(json.dumps(run.to_dict(), default=str)) < 300_000
