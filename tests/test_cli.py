@@ -338,9 +338,12 @@ def test_ctrl_c_says_what_it_stopped_and_where_the_record_is(tmp_path):
     sent = time.monotonic()
     assert proc.stderr is not None and proc.stderr.readline() == f"interrupted: stopping {hang} (run 1)\n"
     assert time.monotonic() - sent < 2
-    _, said = proc.communicate(timeout=60)
+    assert (
+        proc.stderr.readline() == f"interrupted: {hang} at run; stored as run 1 INTERRUPTED (rung show 1)\n"
+    )
+    assert time.monotonic() - sent < 2
+    proc.communicate(timeout=60)
     assert proc.returncode == 130
-    assert said == f"interrupted: {hang} at run; stored as run 1 INTERRUPTED (rung show 1)\n"
     shown = json.loads(rung("show", "1", "--json", "-w", str(tmp_path)).stdout)
     assert (shown["verdict"], shown["outcome"]) == ("INTERRUPTED after run", "unverified")
 

@@ -239,7 +239,8 @@ def _first_look(paths: list[Path], exitfirst: bool, began: float) -> None:
 
 
 def _on_ctrl_c(shown: Shown, signum: int, frame: Any) -> None:
-    """Say at once what Ctrl-C stops: ending a judge can take seconds, and the record after it."""
+    """Say at once what Ctrl-C stops; the line saying where its record is follows once the run
+    is stored INTERRUPTED and its judge killed."""
     now = f" {shown.climbing[0].solution.path} (run {shown.climbing[0].id})" if shown.climbing else ""
     err.print(f"interrupted: stopping{now}", markup=False)
     raise KeyboardInterrupt

@@ -75,7 +75,11 @@ class Worker:
         finally:
             shutil.rmtree(self.log_dir, ignore_errors=True)
 
-    def close(self) -> None:
+    def close(self, at_once: bool = False) -> None:
+        """End the judge: asked to finish (its channel closed), or, `at_once` (an interrupted
+        climb, whose record is already stored), killed without waiting for the rung in progress."""
+        if at_once:
+            self.child.kill()
         self.child.close()
         kept = self.log_dir / self.child.stderr_path.name
         if self.child.stderr_path != kept and self.child.stderr_path.is_file():

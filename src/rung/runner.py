@@ -208,6 +208,7 @@ def _climb(
         worker = Worker(hello, run_dir / "logs")
     results: dict[str, RungResult] = {}
     current = LADDER[0].name
+    interrupted = False
     try:
         for spec in LADDER:
             current = spec.name
@@ -228,9 +229,10 @@ def _climb(
     except KeyboardInterrupt:
         store.add_rung(run, RungResult(current, Status.INTERRUPTED, "interrupted before this rung ended"))
         store.interrupt(run)
+        interrupted = True
         raise
     finally:
-        worker.close()
+        worker.close(at_once=interrupted)
         _kill_orphans(before)
     store.finish(run)
     if on_run:
