@@ -88,18 +88,14 @@ def keep_result(run_dir: Path, result: Any) -> Any:
     """A rung's result with every artifact beneath the scratch folder replaced by its copy (any
     refused named in its message); artifacts the judge wrote elsewhere in the run kept as named."""
     scratch = scratch_of(run_dir)
-    inside = [a for a in result.artifacts if _beneath(Path(a), scratch)]
+    inside = [a for a in result.artifacts if Path(a).is_relative_to(scratch)]
     if not inside:
         return result
     copied = copy_out(run_dir, result.name, inside)
     result.artifacts = [str(copied.copies[a]) if a in copied.copies else a for a in result.artifacts]
-    result.artifacts = [a for a in result.artifacts if not _beneath(Path(a), scratch)]
+    result.artifacts = [a for a in result.artifacts if not Path(a).is_relative_to(scratch)]
     if copied.refused:
         result.message = f"{result.message}\n{copied.refusals(result.name)}"
     if copied.sha256:
         result.metrics = {**result.metrics, "artifact_sha256": copied.sha256}
     return result
-
-
-def _beneath(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents

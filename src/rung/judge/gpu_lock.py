@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from rung import knobs
+from rung.common.safe_files import safe_name
 from rung.judge.rungs.outcome import Skipped
 
 POLL_S = 0.05
@@ -30,8 +30,7 @@ class GpuBusy(Skipped):
 
 def path(gpu: str) -> Path:
     """The lock file of the GPU named `gpu` (its UUID, or an index)."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", gpu)[:80] or "gpu"
-    return knobs.cache_dir() / "locks" / f"{name}.lock"
+    return knobs.cache_dir() / "locks" / f"{safe_name(gpu)}.lock"
 
 
 @contextlib.contextmanager
