@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from rung.knobs import KNOBS
@@ -73,8 +74,11 @@ def test_a_missing_file_or_anchor_is_a_broken_link(tmp_path):
     assert broken_links(page) == ["missing.md", "there.md#nope"]
 
 
-def test_benchmarks_links_every_results_notes_page():
+def test_benchmarks_links_every_data_file_and_each_is_keyed_by_gpu():
     benchmarks = ROOT / "docs" / "BENCHMARKS.md"
     linked = {(benchmarks.parent / t).resolve() for t in LINK.findall(benchmarks.read_text())}
-    notes = set((ROOT / "docs" / "results").rglob("NOTES.md"))
-    assert notes and notes <= linked, sorted(str(n) for n in notes - linked)
+    data = sorted((ROOT / "docs" / "benchmarks").glob("*.json"))
+    assert data and set(data) <= linked, sorted(str(d) for d in set(data) - linked)
+    for path in data:
+        by_gpu = json.loads(path.read_text())["by_gpu"]
+        assert by_gpu and all(ms and all(m["rows"] for m in ms) for ms in by_gpu.values()), path

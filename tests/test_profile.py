@@ -233,7 +233,7 @@ def test_the_profile_target_may_read_the_install_folder_of_every_library_injecte
     assert injected_roots({"HOME": str(tmp_path)}) == []
 
 
-REAL_REPORT = ROOT / "docs/results/2026-12-05-b/call1/artifacts/ncu/softmax_full.ncu-rep"  # the H200's
+REAL_REPORT = FIXTURES / "ncu" / "softmax_full.ncu-rep"  # the H200's
 REAL_EXPORT = FIXTURES / "ncu" / "softmax_full.json"  # bench/cut_fixtures.py, from that report
 
 
