@@ -128,6 +128,12 @@ KNOBS: dict[str, Knob] = {
             "1: the scopes rung traces inside each Triton kernel with proton (cycles per marked region and per phase); 0 leaves it SKIPPED",
         ),
         Knob(
+            "RUNG_MEMCHECK",
+            int,
+            0,
+            "1: the memcheck rung runs the smallest test cases under compute-sanitizer (10-100x slower kernels); 0 leaves it SKIPPED",
+        ),
+        Knob(
             "RUNG_CONFINE",
             int,
             1,
