@@ -140,6 +140,12 @@ KNOBS: dict[str, Knob] = {
             "1: confine solution processes (Landlock, scoped signals); 0 only to diagnose a kernel that refuses it",
         ),
         Knob(
+            "RUNG_FORK_SERVER",
+            int,
+            1,
+            "1: solution processes are forked from the judge's fork server (torch imported once); 0: each starts a fresh interpreter",
+        ),
+        Knob(
             "RUNG_SECRET_ENV",
             str,
             "",
