@@ -98,7 +98,9 @@ def test_a_report_that_is_not_the_tools_file_is_refused(tmp_path, how):
 
 
 def test_no_summary_is_an_error_quoting_the_tool(tmp_path):
-    result = _judged(tmp_path, "========= COMPUTE-SANITIZER\n========= Error: Device not supported\n", 1)
+    said = "========= COMPUTE-SANITIZER\n========= Warning: one\n========= Error: Device not supported\n"
+    assert parse(said).records == 0  # the tool's words are not errors found
+    result = _judged(tmp_path, said.replace("========= Warning: one\n", ""), 1)
     assert result.status == Status.ERROR
     assert "without its error summary (exit code 1): Error: Device not supported" in result.message
 

@@ -26,7 +26,8 @@ RECORDS_KEPT = 5
 SUMMARY = re.compile(r"^ERROR SUMMARY: ([\d,]+) errors?$")  # not "... errors were not printed"
 # Lines at the left margin that are the tool's own, not an error it found.
 NOT_FOUND_ERRORS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "LEAK SUMMARY", "Target application returned")
-TOOL_ERROR = "Error:"  # the tool could not do its work ("Error: Device not supported")
+# The tool's own trouble ("Error: Device not supported", "Warning: ..."), not the solution's.
+TOOL_SAID = ("Error:", "Warning:", "Internal Sanitizer Error")
 
 
 @dataclass
@@ -51,14 +52,14 @@ class Report:
     errors: int | None  # the tool's count; None where it wrote no summary
     accesses: list[Access] = field(default_factory=list)  # the first RECORDS_KEPT
     records: int = 0  # every record seen
-    tool_errors: list[str] = field(default_factory=list)
+    tool_notes: list[str] = field(default_factory=list)
 
     def figures(self) -> dict[str, Any]:
         return {
             "errors": self.errors,
             "records": self.records,
             "accesses": [asdict(a) for a in self.accesses],
-            "tool_errors": self.tool_errors[:RECORDS_KEPT],
+            "tool_notes": self.tool_notes[:RECORDS_KEPT],
         }
 
 
@@ -73,7 +74,7 @@ def parse(text: str) -> Report:
     summary: int | None = None
     accesses: list[Access] = []
     records = 0
-    tool_errors: list[str] = []
+    tool_notes: list[str] = []
     current: Access | None = None
     for raw in text.splitlines():
         if not raw.startswith(PREFIX):
@@ -91,15 +92,15 @@ def parse(text: str) -> Report:
         found = SUMMARY.match(said)
         if found:
             summary = int(found.group(1).replace(",", ""))
-        elif said.startswith(TOOL_ERROR):
-            tool_errors.append(clean(said))
+        elif said.startswith(TOOL_SAID):
+            tool_notes.append(clean(said))
         elif not said.startswith(NOT_FOUND_ERRORS):
             records += 1
             if len(accesses) < RECORDS_KEPT:
                 current = Access(clean(said))
                 accesses.append(current)
     errors = None if summary is None else max(summary, records)
-    return Report(errors, accesses, records, tool_errors)
+    return Report(errors, accesses, records, tool_notes)
 
 
 def _detail(access: Access, said: str) -> None:

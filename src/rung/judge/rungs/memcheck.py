@@ -120,7 +120,8 @@ def judged(
     figures.update(report.figures())
     last = clean(_last_line(said))
     if report.errors is None:
-        because = report.tool_errors[0] if report.tool_errors else last
+        errors = [n for n in report.tool_notes if not n.startswith("Warning:")]
+        because = (errors or report.tool_notes or [last])[0]
         why = f"compute-sanitizer ended without its error summary (exit code {code}): {because}"
         return RungResult("memcheck", Status.ERROR, why, figures, artifacts, seconds)
     shown = ", ".join(clean(str(c), 60) for c in cases)
