@@ -61,9 +61,12 @@ def main(argv: list[str]) -> int:
 
 
 def close_descriptors_beneath(folder: Path) -> list[int]:
-    """Close every descriptor of this process open on a file beneath `folder`; return them."""
+    """Close every descriptor of this process open on a file beneath `folder`, but its stdin,
+    stdout and stderr (the judge points stdout at a file there of the target's own); return them."""
     closed = []
     for name in os.listdir("/proc/self/fd"):
+        if int(name) <= 2:
+            continue
         try:
             target = os.readlink(f"/proc/self/fd/{name}")
         except OSError:  # the listing's own descriptor, gone already
