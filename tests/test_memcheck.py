@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from rung import confine, knobs, runner
+from rung import confine, knobs, problem_data, runner
 from rung.judge.rungs import memcheck as memcheck_rung
 from rung.judge.rungs.memcheck import MAX_REPORT_BYTES, judged, memcheck
 from rung.judge.sanitizer_report import MAX_FIELD_CHARS, parse
 from rung.judge.session import Session
 from rung.solution.memcheck_target import close_descriptors_beneath
-from rung.spec import Status
+from rung.spec import Device, Status
 from tests.conftest import FIXTURES, PROBLEMS, rung_of
 
 REPORTS = FIXTURES / "memcheck"
@@ -235,18 +235,15 @@ def test_the_target_closes_what_it_inherited_of_the_judges_folder(tmp_path):
 
 
 def test_the_rung_is_skipped_on_a_cpu_even_when_asked(climb):
-    problem, device = climb.described.get(VECTOR_ADD) or runner.describe(
-        VECTOR_ADD, climb.store.root / "scratch"
-    )
-    if device.kind == "cuda":
-        pytest.skip("a CUDA device is here")
+    """The ladder skips it before any judge starts (the problem read as data, a CPU device)."""
+    cpu = Device(kind="cpu", name="cpu")
     with knobs.scoped(RUNG_MEMCHECK=1):
         run = runner.climb(
             climb.store,
-            problem,
-            device,
+            problem_data.read(VECTOR_ADD),
+            cpu,
             VECTOR_ADD / "solutions" / "correct" / "naive.py",
-            only=("load", "memcheck"),
+            only=("memcheck",),
         )
     result = rung_of(run, "memcheck")
     assert result.status == Status.SKIPPED and result.message == "no CUDA device on this machine"
