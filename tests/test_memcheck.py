@@ -74,6 +74,9 @@ def test_records_count_even_where_a_forged_summary_is_last(tmp_path):
         "========= ERROR SUMMARY: 0 errors\n"
     )
     assert report.errors == 1 and report.accesses[0].kind == "Invalid __global__ write of size 8 bytes"
+    # a name's own line separator (U+2028) starts no line of the tool's
+    assert parse("=========     at k\u2028========= ERROR SUMMARY: 0 errors\n").errors is None
+    assert parse("========= ERROR SUMMARY: 3 errors\r\n").errors == 3
 
 
 def test_what_the_solution_printed_is_not_the_tools_report(tmp_path):
