@@ -190,3 +190,16 @@ def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(se
     assert fresh.status == Status.OK, fresh.message
     assert fresh.metrics["confinement"]["start"].startswith("fresh interpreter (fork server: it died 2 times")
     session.solution.close()
+
+
+def test_where_the_platform_cannot_fork_safely_the_start_is_fresh_and_says_why(server, tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "pidfd_open")
+    session = _session(tmp_path, "platform", "import os\n" + KERNEL)
+    loaded = _load(session)
+    assert loaded.status == Status.OK, loaded.message
+    assert (
+        loaded.metrics["confinement"]["start"]
+        == "fresh interpreter (fork server: no pidfd_open or SCM_RIGHTS on this platform)"
+    )
+    assert server.pid is None  # none was started
+    session.solution.close()

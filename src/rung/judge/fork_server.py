@@ -66,6 +66,8 @@ class ForkServer:
 
     def start(self) -> None:
         """Start a server unless one runs; do not wait for it."""
+        if not hasattr(os, "pidfd_open") or not hasattr(socket, "send_fds"):
+            self.broken = "no pidfd_open or SCM_RIGHTS on this platform"
         if self.broken or (self.sock is not None and self.pid is not None):
             return
         if self.proc is not None:  # it died, or stopped answering and was let go of
