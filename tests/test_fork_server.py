@@ -159,6 +159,15 @@ def test_the_server_refuses_to_fork_beside_another_thread():
         other.join()
 
 
+def test_the_server_refuses_to_serve_once_cuda_is_initialised_in_it(monkeypatch):
+    import torch
+
+    from rung.solution.forked import _prepare
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert "CUDA was initialised in the fork server" in _prepare()  # before it forks anything
+
+
 def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(server, tmp_path, monkeypatch):
     session = _session(tmp_path, "killed", "import os\n" + KERNEL)
     assert _load(session).metrics["confinement"]["start"] == "fork server"
