@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from rung.common.child import ChildCrashed
 from rung.judge import fork_server
 from rung.spec import Status
-from tests.conftest import FIXTURES, rung_of
+from tests.conftest import FIXTURES, ROOT, rung_of
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="the fork server needs pidfd_open")
 
@@ -225,3 +226,16 @@ def test_where_the_platform_cannot_fork_safely_the_start_is_fresh_and_says_why(s
     )
     assert server.pid is None  # none was started
     session.solution.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_a_forked_child_starts_cuda_and_passes(climb):
+    # The server never starts CUDA (a driver started before a fork is unusable in the child): each
+    # child starts its own after the fork, and a Triton kernel compiles, runs and is timed there.
+    problem = ROOT / "problems" / "vector_add"
+    run = climb(problem, problem / "solutions" / "correct" / "tuned.py")
+    assert run.ok, [(r.name, r.message) for r in run.rungs if r.status.bad]
+    load = rung_of(run, "load")
+    assert load.metrics["confinement"]["start"] == "fork server" and load.metrics["device"] == "cuda"
+    assert rung_of(run, "bench").status == Status.OK
