@@ -88,7 +88,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     from rung.common.child import ChildCrashed, ChildTimedOut
     from rung.errors import ProblemError
     from rung.judge.rungs import WORKER_RUNGS
-    from rung.judge.rungs.bench import TimedCallRaised
+    from rung.judge.rungs.bench_checks import TimedCallRaised
     from rung.judge.rungs.outcome import Failed, Skipped
     from rung.judge.session import SolutionRaised
     from rung.spec import RungResult, Status
