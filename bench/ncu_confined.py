@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rung import ncu
+from rung.common import ncu
 
 TARGET = (
     f"RANGE = {ncu.NVTX_RANGE!r}\n"

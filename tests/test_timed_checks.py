@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from rung.common.cupti_trace import CALL
 from rung.common.measure import HARNESS, left_running
 from rung.judge.rungs.bench_checks import check_timed
 from rung.judge.rungs.outcome import Failed
-from rung.trace import CALL
 
 HONEST = {"mean_ms": 0.1, "samples": 100, "snapshots": [], "harm": {}}
 

@@ -44,11 +44,11 @@ from typing import Any
 
 from rung import chosen, executors, knobs, runner
 from rung.agents import Agent, LoopState, Proposal, Tried, idioms
+from rung.common.stats import geomean, relative_error
 from rung.errors import UsageError
 from rung.spare_judges import SpareJudges
 from rung.spec import Device, Problem, Run, Status
 from rung.spec import Outcome as Verdict
-from rung.stats import geomean, relative_error
 from rung.steer import Steering
 from rung.store import Store
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rung import views
-from rung.ceilings_datasheet import datasheet
+from rung.common.ceilings_datasheet import datasheet
 from rung.spec import Device, Outcome, Problem, Run, RungResult, Status
 
 STYLE = {

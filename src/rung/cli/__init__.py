@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 
-from rung import confine, runner
+from rung import runner
 
 # Importing a command module registers its commands; `rung --help` lists them in import order.
 from rung.cli import cache, check, context, optimize, runs, setup  # noqa: F401
 from rung.cli.app import app, err, with_settings
+from rung.common import confine
 from rung.errors import RungError
 
 for _typer in (app, cache.cache_app, context.context_app):

@@ -9,16 +9,9 @@ from typing import Annotated
 
 import typer
 
-from rung import (
-    api,
-    confine,
-    knobs,
-    progress,
-    render,
-    scaffold,
-    settings,
-)
+from rung import api, knobs, progress, render, scaffold, settings
 from rung.cli.app import JsonOpt, ReadWorkspaceOpt, WorkspaceOpt, app, err, out
+from rung.common import confine
 from rung.spec import SCHEMA, dumps
 from rung.store import find_workspace
 

@@ -23,7 +23,7 @@ from rung.common.logcap import last_words
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     confine.make_undumpable()

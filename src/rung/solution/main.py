@@ -7,7 +7,7 @@ environment built from an allow-list. The first message names the
 solution's source (a copy the judge wrote, of the very bytes that were hashed and stored), the
 format's entry point, the helper files the format shares with solutions, the scratch folder and
 what it may read. Before torch or the solution is imported, the process confines itself
-(`rung.confine`): it may read the Python installation, rung, its source and the shared helpers,
+(`rung.common.confine`): it may read the Python installation, rung, its source and the shared helpers,
 write only its scratch folders, signal and trace no process outside itself. It holds no
 reference, no expected value, no seed and no verdict: every answer is a figure or a description
 of what the solution did, as JSON, and the judge decides.
@@ -58,7 +58,7 @@ def writable_paths(start: SolutionStart) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     channel = Channel(int(argv[0]), int(argv[1]))

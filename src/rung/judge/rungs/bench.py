@@ -39,6 +39,7 @@ import torch
 
 from rung import knobs
 from rung.common.measure import Walls, guarded, measure
+from rung.common.stats import geomean, ratio
 from rung.common.timing import Flusher, Policy
 from rung.judge import kept_timings
 from rung.judge.clocks import Reading
@@ -48,7 +49,6 @@ from rung.judge.rungs.bench_words import case_line, idle_between_kernels, method
 from rung.judge.rungs.correct import check_against, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
-from rung.stats import geomean, ratio
 
 GRAPH_BELOW_MS = 0.020
 GRAPH_SLOT_BYTES = 2**28  # a graph pass runs only for calls under GRAPH_BELOW_MS: small outputs

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rung.stats import relative_error
+from rung.common.stats import relative_error
 
 SETS_APART, SETS_MIN_CALLS, SETS_MIN_US = 0.02, 3, 20.0  # when input sets that read apart are named
 IDLE_SHARE, IDLE_MIN_US = 0.05, 2.0  # when a call's idle time between its kernels is named
