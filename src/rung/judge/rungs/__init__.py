@@ -12,7 +12,7 @@ from typing import Any
 from rung.judge.rungs import bench, compile, correct, guard, load, profile, run, scopes
 from rung.spec import RungResult
 
-WORKER_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
+JUDGE_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
     "load": load.load,
     "compile": compile.compile_rung,
     "run": run.run,
