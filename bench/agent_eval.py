@@ -17,7 +17,7 @@ Agents:
   and answers with it (rung.agents.recorded plays them through the real SDK). It measures the
   loop and its tools, not a model: the versions are the shipped ones.
 
-    python3 bench/agent_eval.py --agent replay --rounds 6 --out docs/results/DATE/agent_eval
+    python3 bench/agent_eval.py --agent replay --rounds 6 --out out/agent_eval
     python3 bench/agent_eval.py --agent llm --provider anthropic --model MODEL --rounds 8 --max-usd 5
 """
 

@@ -4,8 +4,9 @@ interleaved, with each climb's wall time (a cold process: the time to a verdict)
 
     python3 bench/before_after.py --old .old/src --out results/before_after.json
 
-Writes per problem, per case: the headline median, percent of roofline and the climb's wall
-time, old and new, and the relative differences; and a Markdown table on stdout.
+Every example with a tuned version, unless --problems names some. Writes per problem, per case:
+the headline median, percent of roofline and the climb's wall time, old and new, and the
+relative differences; and a Markdown table on stdout.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBLEMS = ("vector_add", "softmax")
+TUNED = tuple(
+    sorted(p.parent.parent.parent.name for p in (ROOT / "problems").glob("*/solutions/correct/tuned.py"))
+)
 
 
 def climb(src: Path, problem: str, workspace: Path) -> tuple[dict, float]:
@@ -87,10 +90,13 @@ def main() -> int:
     ap.add_argument("--old", type=Path, required=True)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--problems", nargs="*", default=TUNED, help="default: every example with a tuned version"
+    )
     args = ap.parse_args()
     rows: list[dict] = []
     for round_no in range(args.rounds):
-        for problem in PROBLEMS:
+        for problem in args.problems:
             for side, src in (("old", args.old.resolve()), ("new", ROOT / "src")):
                 data, wall = climb(src, problem, Path(f"/tmp/before-after-{side}"))
                 run = (data.get("solutions") or [data])[0]
@@ -111,7 +117,7 @@ def main() -> int:
     print("\n| problem | case | old us | new us | diff | old % roof | new % roof |")
     print("|---|---|---|---|---|---|---|")
     last = args.rounds - 1
-    for problem in PROBLEMS:
+    for problem in args.problems:
         pick = {r["side"]: r for r in rows if r["problem"] == problem and r["round"] == last}
         for o, n in zip(pick["old"]["cases"], pick["new"]["cases"], strict=False):
             diff = (n["median_us"] - o["median_us"]) / o["median_us"]
@@ -121,7 +127,7 @@ def main() -> int:
             )
     print("\n| problem | side | time to verdict s per round | wall s of `rung check` per round |")
     print("|---|---|---|---|")
-    for problem in PROBLEMS:
+    for problem in args.problems:
         for side in ("old", "new"):
             mine = [r for r in rows if r["problem"] == problem and r["side"] == side]
             ttv = ", ".join(f"{r['ttv_s']:.2f}" for r in mine)

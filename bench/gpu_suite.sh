@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything rung measures on a GPU, in one call, stage by stage:
+# Everything rung measures on a GPU, in one run, stage by stage:
 #
 #   tests     the `gpu` tests (tests/test_gpu.py: the other test files need the dev extras)
 #   examples  every example problem through the whole ladder (profile rung on the tuned versions)
@@ -20,8 +20,7 @@
 #
 # Results (JSON per run, logs, results.md from bench/report.py) are written to $WORK/results
 # and, as each stage ends, packed into results.tar.gz beside a copy of results.md in the caller's
-# $OUT (default ./results; the device tool brings back 8 files at most), so a call cut short keeps
-# what finished. Each stage has a time cap (STAGE_CAP_S, default 480 s).
+# $OUT (default ./results), so a run cut short keeps what finished. Each stage has a time cap (STAGE_CAP_S, default 480 s).
 # EXAMPLES="softmax matmul" limits the examples stage to those;
 # FIDELITY_ONLY="matmul" the fidelity stage to the kernels whose name holds it;
 # TUNE="vector_add" the tune stage, TUNE_ROUNDS (default 10, 4 candidates a round) its budget.
@@ -38,8 +37,8 @@ WORK=${WORK:-/tmp/rung-suite}
 OUT=$WORK/results
 CAP=${STAGE_CAP_S:-480}
 mkdir -p "$DEST" "$OUT"
-# Wheels carried in .whl (bench/device_wheels.sh) go into the image's Python: the judge and the
-# solution processes do not inherit PYTHONPATH's extra folders.
+# Wheels for an offline GPU host in .whl (bench/offline_wheels.sh) go into its own Python: the judge
+# and the solution processes do not inherit PYTHONPATH's extra folders.
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --break-system-packages .whl/*.whl || exit 1
 fi
@@ -97,7 +96,7 @@ for stage in $stages; do
         p=problems/$name/
         files=$(ls "$p"solutions/correct/{cuda,cute,tilelang}*.py "$p"solutions/wrong/{cuda,cute,tilelang}_*.py 2>/dev/null)
         [ -n "$files" ] || continue
-        # A check of its own per solution, packed as it ends: a cap or the call's end cuts one
+        # A check of its own per solution, packed as it ends: a cap or the run's end cuts one
         # solution's verdict, not the example's.
         for f in $files; do
           capped python3 -m rung check "$p" "$f" --json > "$OUT/check_${name}_$(basename "$f" .py)_backends.json"

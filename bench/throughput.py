@@ -10,7 +10,7 @@ Scaling efficiency is throughput on N / (N x throughput on 1). On a shared machi
 climbs the configurations R times in turn and the table takes each one's best round (the one
 least slowed by others' work; every round is in the JSON, with the load average around it).
 
-    python3 bench/throughput.py --workers 1 2 4 --ray 2 --count 32 --out docs/results/DATE/throughput
+    python3 bench/throughput.py --workers 1 2 4 --ray 2 --count 32 --out out/throughput
 """
 
 from __future__ import annotations

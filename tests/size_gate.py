@@ -7,8 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# 21,917 lines on 2026-12-07, plus about 5%: past this, growth is a decision, not a drift.
-LINE_BUDGET = 23_000
+# 23,167 lines on 2026-12-07 (main and the restructure merged), plus about 5%: past this,
+# growth is a decision, not a drift.
+LINE_BUDGET = 24_300
 FILE_LIMIT = 500  # a module past this is several concepts: split it
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rung"

@@ -1,7 +1,9 @@
-"""The docs match the code: every knob in docs/env_vars.md, every ladder rung in the README."""
+"""The docs match the code: every knob in docs/env_vars.md, the ladder in README.md and docs/LADDER.md,
+every relative link live, the README a front page."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from rung.knobs import KNOBS
@@ -14,12 +16,9 @@ def test_env_vars_table_lists_exactly_the_knobs():
     assert set(re.findall(r"^\| `(RUNG_\w+)`", text, re.M)) == set(KNOBS)
 
 
-def test_readme_names_every_rung_and_ci_runs_its_test_command():
-    readme = (ROOT / "README.md").read_text()
-    for name in NAMES:
-        assert name in readme, name
+def test_ci_runs_the_readmes_test_command():
     test_command = "pip install torch==2.13.0 -e '.[dev]' && make check"
-    assert test_command in readme
+    assert test_command in (ROOT / "README.md").read_text()
     assert test_command in (ROOT / ".ci" / "run").read_text()
 
 
@@ -60,7 +59,7 @@ def broken_links(path):
 
 
 def test_every_relative_link_in_the_docs_resolves():
-    pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    pages = [ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").rglob("*.md")]
     assert {str(p.relative_to(ROOT)): broken_links(p) for p in pages if broken_links(p)} == {}
 
 
@@ -73,8 +72,74 @@ def test_a_missing_file_or_anchor_is_a_broken_link(tmp_path):
     assert broken_links(page) == ["missing.md", "there.md#nope"]
 
 
-def test_benchmarks_links_every_results_notes_page():
+def test_benchmarks_links_every_data_file_and_each_is_keyed_by_gpu():
     benchmarks = ROOT / "docs" / "BENCHMARKS.md"
     linked = {(benchmarks.parent / t).resolve() for t in LINK.findall(benchmarks.read_text())}
-    notes = set((ROOT / "docs" / "results").rglob("NOTES.md"))
-    assert notes and notes <= linked, sorted(str(n) for n in notes - linked)
+    data = sorted((ROOT / "docs" / "benchmarks").glob("*.json"))
+    assert data and set(data) <= linked, sorted(str(d) for d in set(data) - linked)
+    for path in data:
+        by_gpu = json.loads(path.read_text())["by_gpu"]
+        assert by_gpu and all(ms and all(m["rows"] for m in ms) for ms in by_gpu.values()), path
+
+
+README_MAX_LINES = 160  # a front page: the manual is in docs/
+
+
+def readme_ladder(path) -> list[str]:
+    """The rung names in the first column of the table under a page's `## The ladder`."""
+    section = path.read_text().partition("\n## The ladder\n")[2].split("\n## ")[0]
+    return re.findall(r"^\| (\w+) \|", section, re.M)[1:]  # [1:]: the header row
+
+
+def ladder_sections(path) -> list[str]:
+    """The rung sections of a page: its `## ` headings that are one lower-case word."""
+    return re.findall(r"^## ([a-z]+)$", path.read_text(), re.M)
+
+
+def ladder_drift(found: list[str]) -> list[str]:
+    """How a page's rung list differs from the ladder's: missing, unknown, or out of order."""
+    drift = [f"missing: {n}" for n in NAMES if n not in found]
+    drift += [f"not a rung: {n}" for n in found if n not in NAMES]
+    if not drift and found != list(NAMES):
+        drift.append(f"order: {found}")
+    return drift
+
+
+def test_the_readme_table_and_ladder_md_list_every_rung_in_the_ladders_order():
+    assert ladder_drift(readme_ladder(ROOT / "README.md")) == []
+    assert ladder_drift(ladder_sections(ROOT / "docs" / "LADDER.md")) == []
+
+
+def test_a_missing_an_unknown_or_a_reordered_rung_is_drift(tmp_path):
+    rows = "".join(f"| {n} | does | runs |\n" for n in NAMES if n != "guard")
+    page = tmp_path / "README.md"
+    page.write_text(
+        f"# x\n\n## The ladder\n\n| rung | checks | cpu |\n| --- | --- | --- |\n{rows}\n## Next\n"
+    )
+    assert readme_ladder(page) == [n for n in NAMES if n != "guard"]
+    assert ladder_drift(readme_ladder(page)) == ["missing: guard"]
+    doc = tmp_path / "LADDER.md"
+    doc.write_text("".join(f"## {n}\n\ntext\n\n" for n in (*NAMES, "teleport")) + "## How a climb runs\n")
+    assert ladder_drift(ladder_sections(doc)) == ["not a rung: teleport"]
+    assert ladder_drift([NAMES[1], NAMES[0], *NAMES[2:]]) == [f"order: {[NAMES[1], NAMES[0], *NAMES[2:]]}"]
+
+
+def test_the_readme_is_a_front_page():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
+
+
+def missing_files(path) -> list[str]:
+    """The repository paths a page names in backticks (`src/...`, `tests/...`, `bench/...`) that do
+    not exist: LADDER.md names each rung's files, and a move must move the page too."""
+    named = re.findall(r"`((?:src|tests|bench|problems)/[\w./-]+)`", path.read_text())
+    return [n for n in named if not (ROOT / n).exists()]
+
+
+def test_ladder_md_names_only_files_that_exist():
+    assert missing_files(ROOT / "docs" / "LADDER.md") == []
+
+
+def test_a_page_naming_a_file_that_is_gone_is_caught(tmp_path):
+    page = tmp_path / "LADDER.md"
+    page.write_text("Files: `src/rung/ladder.py`, `src/rung/judge/rungs/teleport.py`.\n")
+    assert missing_files(page) == ["src/rung/judge/rungs/teleport.py"]

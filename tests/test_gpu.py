@@ -210,3 +210,14 @@ def test_scopes_are_not_traced_unless_asked(climb):
         run = climb(VECTOR_ADD, VECTOR_ADD / "solutions" / "correct" / "tuned.py")
     assert rung_of(run, "scopes").status == Status.SKIPPED
     assert "not asked for" in rung_of(run, "scopes").message
+
+
+def test_a_solution_doing_less_work_under_nsight_compute_fails_profile(climb):
+    """Planted: it recognises ncu's injection library and adds an eighth of the vector there; the
+    judge compares the profiled call's outputs with the reference and fails the rung, naming it."""
+    run = climb(VECTOR_ADD, GPU_CHEATS / "ncu_aware.py")
+    assert rung_of(run, "bench").status == Status.OK  # honest wherever ncu is not
+    profile = rung_of(run, "profile")
+    assert profile.status == Status.FAILED, profile.message
+    assert profile.message.startswith("wrong answer in the call Nsight Compute profiled"), profile.message
+    assert profile.metrics["profiled_call"] == "wrong" and not run.ok

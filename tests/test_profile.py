@@ -17,7 +17,7 @@ from rung.judge.ncu_summary import SUMMARY_LINES, bottleneck, interpret, replay_
 from rung.judge.rungs.profile import profile
 from rung.judge.session import Session
 from rung.spec import Status
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES
 
 EXPORT = FIXTURES / "ncu" / "export.json"
 FAKE_MODULE = FIXTURES / "ncu" / "fake_module"
@@ -83,6 +83,7 @@ def fake_ncu(tmp_path: Path, monkeypatch, body: str, module: Path | None = FAKE_
     exe.write_text(
         f"#!{sys.executable}\nimport sys, time\nLOG = sys.argv[sys.argv.index('--log-file') + 1]\n"
         "REPORT = sys.argv[sys.argv.index('--export') + 1]\n"
+        "TARGET = sys.argv[sys.argv.index('--log-file') + 2 :]\n"
         "assert sys.argv[sys.argv.index('--set') + 1] == 'full'\n"
         f"assert sys.argv[sys.argv.index('--clock-control') + 1] == 'none'\n{body}\n"
     )
@@ -92,6 +93,10 @@ def fake_ncu(tmp_path: Path, monkeypatch, body: str, module: Path | None = FAKE_
 
 
 TINY = FIXTURES / "tiny"
+# The profiled call's right answer (the tiny problem doubles its input), where the target would write it.
+ANSWER = (
+    "import torch; (x,) = torch.load(TARGET[-2]); open(TARGET[-1], 'wb').write((2 * x).numpy().tobytes())\n"
+)
 
 
 def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
@@ -110,7 +115,7 @@ def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
 
 
 def test_the_report_is_read_through_ncu_report_into_a_summary_under_40_lines(tmp_path, monkeypatch):
-    fake_ncu(tmp_path, monkeypatch, f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT)")
+    fake_ncu(tmp_path, monkeypatch, f"{ANSWER}import shutil; shutil.copy({str(EXPORT)!r}, REPORT)")
     r = run_profile(tmp_path, 30)
     assert r.status == Status.OK, r.message
     lines = r.message.splitlines()
@@ -144,7 +149,7 @@ def test_where_the_profiles_time_went_is_in_its_figures_and_message(tmp_path, mo
     assert replay_passes(NCU_LOG) == 77
     assert replay_passes(NCU_LOG.replace("==PROF== Profiling", "a kernel printed: ==PROF== Profiling")) == 0
     assert replay_passes("==PROF== Disconnected from process 541\n") == 0  # nothing replayed
-    body = f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT); open(LOG, 'w').write({NCU_LOG!r})"
+    body = f"{ANSWER}import shutil; shutil.copy({str(EXPORT)!r}, REPORT); open(LOG, 'w').write({NCU_LOG!r})"
     fake_ncu(tmp_path, monkeypatch, body)
     r = run_profile(tmp_path, 30)
     assert r.status == Status.OK, r.message
@@ -155,7 +160,9 @@ def test_where_the_profiles_time_went_is_in_its_figures_and_message(tmp_path, mo
 
 
 def test_without_ncu_report_the_report_is_kept_and_the_rung_says_so(tmp_path, monkeypatch):
-    fake_ncu(tmp_path, monkeypatch, f"import shutil; shutil.copy({str(EXPORT)!r}, REPORT)", module=None)
+    fake_ncu(
+        tmp_path, monkeypatch, f"{ANSWER}import shutil; shutil.copy({str(EXPORT)!r}, REPORT)", module=None
+    )
     r = run_profile(tmp_path, 30)
     assert r.status == Status.SKIPPED and "ncu_report" in r.message and "kept for ncu-ui" in r.message
     assert any(a.endswith("report.ncu-rep") for a in r.artifacts)
@@ -201,16 +208,17 @@ def test_without_ncu_the_rung_says_so(tmp_path, monkeypatch):
     assert run_profile(tmp_path, 1).status == Status.SKIPPED
 
 
-def test_the_target_loads_the_case_and_warms_up_before_its_nvtx_range(tmp_path, monkeypatch):
-    """The stand-in runs the real target, confined. On the CPU it gets as far as opening the NVTX
-    range, which needs a CUDA build: so the solution and the saved inputs of the last case loaded."""
+def test_the_target_calls_the_last_case_and_the_judge_checks_its_outputs(tmp_path, monkeypatch):
+    """The stand-in runs the real target, confined (on the CPU, with no NVTX range to open): it
+    loads the solution and the saved inputs of the last case, calls, and writes the outputs,
+    which the judge compares with the reference (the ncu-aware cheat: test_time_defences.py)."""
     fake_ncu(
         tmp_path,
         monkeypatch,
-        "import subprocess\nsys.exit(subprocess.call(sys.argv[sys.argv.index('--log-file') + 2:]))",
+        f"import shutil, subprocess\nshutil.copy({str(EXPORT)!r}, REPORT)\nsys.exit(subprocess.call(TARGET))",
     )
     r = run_profile(tmp_path, 120)
-    assert r.status == Status.ERROR and "NVTX functions not installed" in r.message, r.message
+    assert r.status == Status.OK and r.metrics["profiled_call"] == "right", r.message
 
 
 def test_the_profile_target_may_read_the_install_folder_of_every_library_injected_into_it(tmp_path):
@@ -233,7 +241,7 @@ def test_the_profile_target_may_read_the_install_folder_of_every_library_injecte
     assert injected_roots({"HOME": str(tmp_path)}) == []
 
 
-REAL_REPORT = ROOT / "docs/results/2026-12-05-b/call1/artifacts/ncu/softmax_full.ncu-rep"  # the H200's
+REAL_REPORT = FIXTURES / "ncu" / "softmax_full.ncu-rep"  # the H200's
 REAL_EXPORT = FIXTURES / "ncu" / "softmax_full.json"  # bench/cut_fixtures.py, from that report
 
 

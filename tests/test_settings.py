@@ -108,7 +108,7 @@ def test_the_nearest_project_file_upwards_is_read_and_rung_toml_comes_first(tmp_
             ["--skip", "profiel"],
             {},
             {},
-            "(the rungs: load, compile, run, guard, correct, scale, bench, roofline, dump, trace, profile, scopes)",
+            "(the rungs: load, compile, run, guard, correct, scale, memcheck, bench, roofline, dump, trace, profile, scopes)",
         ),
         (
             [],

@@ -24,6 +24,7 @@ from rung.judge.rungs.bench_sizes import read_bytes
 from rung.judge.rungs.outcome import Failed
 from rung.solution.bench import Snapshots
 from rung.spec import Device, RungResult, Status
+from tests.conftest import FIXTURES
 from tests.test_gpu_facts import fake_nvml
 
 
@@ -255,3 +256,84 @@ def test_bench_figures_faster_than_nsight_computes_witness_fail(bench_us, ncu_us
     assert (judged.status == Status.FAILED) == (verdict == "contradicted")
     if verdict == "contradicted":
         assert judged.message.startswith("bench's figure for case {'n': 1}") and "2 kernels" in judged.message
+
+
+TINY = FIXTURES / "tiny"
+DOUBLES = "import torch\n\n\ndef custom_kernel(x):\n    return x * 2\n"
+# Planted: right, except where ncu's injection library is named in its environment.
+NCU_AWARE = (
+    "import os\n\n\ndef custom_kernel(x):\n    out = x * 2\n"
+    "    if any('INJECTION' in k for k in os.environ):\n        out[len(out) // 8 :] = 0\n    return out\n"
+)
+
+
+def _tiny_session(tmp_path, source: str = DOUBLES):
+    from rung.judge.session import Session
+
+    hello = {
+        "problem": str(TINY),
+        "source": source,
+        "solution_name": "s.py",
+        "run_dir": str(tmp_path / "run"),
+    }
+    return Session({**hello, "seed": 3})
+
+
+def _planted_link(scratch, x):
+    elsewhere = scratch.parent / "right.bin"
+    elsewhere.write_bytes((2 * x).numpy().tobytes())
+    (scratch / "profile_outputs.bin").symlink_to(elsewhere)
+
+
+@pytest.mark.parametrize(
+    ("plant", "says"),
+    [
+        (lambda s, x: (s / "profile_outputs.bin").write_bytes((2 * x).numpy().tobytes()), ""),
+        (
+            lambda s, x: (s / "profile_outputs.bin").write_bytes((2 * x[:512]).numpy().tobytes() * 8),
+            "3584 of 4096 elements outside",
+        ),
+        (
+            lambda s, x: (s / "profile_outputs.bin").write_bytes((2 * x).double().numpy().tobytes()),
+            "32768 bytes of outputs came back where the reference's outputs hold 16384",
+        ),
+        (lambda s, x: (s / "profile_outputs.bin").write_bytes(b""), "0 bytes of outputs came back"),
+        (lambda s, x: None, "did not come back (profile_outputs.bin: no such file)"),
+        (_planted_link, "did not come back (profile_outputs.bin: a symbolic link)"),
+    ],
+    ids=["right", "an_eighth_repeated", "float64", "empty", "missing", "linked"],
+)
+def test_the_profiled_calls_outputs_are_compared_by_the_judge(tmp_path, plant, says):
+    """The judge reads the bytes the profile target wrote, in the reference's shapes, and compares
+    them itself: only the right answer passes; the file is gone afterwards."""
+    from rung.judge import profiled_call
+
+    session = _tiny_session(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    inputs = session.inputs({"n": 4096}, 7)
+    plant(scratch, inputs[0])
+    wrong = profiled_call.wrong_answer(session, inputs, scratch)
+    assert (wrong == "") == (says == "") and says in wrong, wrong
+    assert not (scratch / "profile_outputs.bin").exists()
+
+
+def test_a_solution_doing_less_work_under_nsight_compute_fails_profile(tmp_path, monkeypatch):
+    """The real target under a stand-in ncu that names its injection library as ncu does: the
+    planted solution halves nothing anywhere else, and profile FAILS naming the profiled call."""
+    from rung.judge.rungs.profile import profile
+    from tests.test_profile import EXPORT, fake_ncu
+
+    lib = tmp_path / "nsight-compute" / "target" / "libInjection.so"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"")
+    body = (
+        f"import os, shutil, subprocess\nshutil.copy({str(EXPORT)!r}, REPORT)\n"
+        f"sys.exit(subprocess.call(TARGET, env={{**os.environ, 'CUDA_INJECTION64_PATH': {str(lib)!r}}}))"
+    )
+    fake_ncu(tmp_path, monkeypatch, body)
+    session = _tiny_session(tmp_path, NCU_AWARE)
+    session.timeout_s = 120
+    r = profile(session, {})
+    assert r.status == Status.FAILED and r.metrics == {"profiled_call": "wrong"}, r.message
+    assert r.message.startswith("wrong answer in the call Nsight Compute profiled (case {'n': 4096}): ")

@@ -128,10 +128,22 @@ KNOBS: dict[str, Knob] = {
             "1: the scopes rung traces inside each Triton kernel with proton (cycles per marked region and per phase); 0 leaves it SKIPPED",
         ),
         Knob(
+            "RUNG_MEMCHECK",
+            int,
+            0,
+            "1: the memcheck rung runs the smallest test cases under compute-sanitizer (10-100x slower kernels); 0 leaves it SKIPPED",
+        ),
+        Knob(
             "RUNG_CONFINE",
             int,
             1,
             "1: confine solution processes (Landlock, scoped signals); 0 only to diagnose a kernel that refuses it",
+        ),
+        Knob(
+            "RUNG_FORK_SERVER",
+            int,
+            1,
+            "1: solution processes are forked from the judge's fork server (torch imported once); 0: each starts a fresh interpreter",
         ),
         Knob(
             "RUNG_SECRET_ENV",

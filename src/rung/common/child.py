@@ -18,8 +18,9 @@ import secrets
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rung.common.channel import Channel, ChannelClosed, ChannelTimeout, MessageTooLarge
 from rung.common.logcap import CappedLog, bounded, tail_text
@@ -58,14 +59,42 @@ class ChildTimedOut(WorkerError):
         self.seconds, self.stderr_tail = seconds, stderr_tail
 
 
+class Process(Protocol):
+    """What a child is to its parent: `subprocess.Popen`, or a process the fork server forked."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+# Starts the child afresh on four descriptors (request pipe, result pipe, stdout, stderr).
+Fresh = Callable[[int, int, int, int], Process]
+
+
+class Spawner(Protocol):
+    """Starts a child some other way than `Fresh` (the judge's fork server); returns the process
+    and how it was started, for the run's record."""
+
+    def spawn(self, fds: tuple[int, int, int, int], fresh: Fresh) -> tuple[Process, str]: ...
+
+
 class Child:
-    def __init__(self, module: str, name: str, log_dir: Path, log_stem: str) -> None:
+    def __init__(
+        self, module: str, name: str, log_dir: Path, log_stem: str, spawner: Spawner | None = None
+    ) -> None:
         self.module, self.name = module, name
         self.log_dir, self.log_stem = log_dir, log_stem
-        self.proc: subprocess.Popen[bytes] | None = None
+        # With a spawner, the environment is also sent as the first message (the module must read
+        # it: `rung.solution.main.serve`), as a forked child inherits the server's.
+        self.spawner = spawner
+        self.proc: Process | None = None
         self.channel: Channel | None = None
         self.token = ""
         self._logs: list[CappedLog] = []
+        self._started = ""
 
     @property
     def stderr_path(self) -> Path:
@@ -75,28 +104,44 @@ class Child:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    @property
+    def started(self) -> str:
+        """How the child was started: "fresh interpreter" or "fork server" (with why, where the
+        spawner could not fork it)."""
+        return str(getattr(self.proc, "started", "") or self._started)
+
     def launch(self, first: dict[str, Any], env: dict[str, str], cwd: str | None) -> None:
         """Start the child and send it `first` (with its token); do not wait for it."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
         self._logs = [CappedLog(self.log_dir / f"{self.log_stem}.stdout.log"), CappedLog(self.stderr_path)]
-        self.proc = subprocess.Popen(
-            python_command(self.module, str(req_r), str(res_w)),
-            pass_fds=(req_r, res_w),
-            stdin=subprocess.DEVNULL,
-            stdout=self._logs[0].fileno(),
-            stderr=self._logs[1].fileno(),
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
+
+        def fresh(req: int, res: int, out: int, err: int) -> Process:
+            return subprocess.Popen(
+                python_command(self.module, str(req), str(res)),
+                pass_fds=(req, res),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+
+        fds = (req_r, res_w, self._logs[0].fileno(), self._logs[1].fileno())
+        if self.spawner is not None:
+            self.proc, self._started = self.spawner.spawn(fds, fresh)
+        else:
+            self.proc, self._started = fresh(*fds), "fresh interpreter"
         for log in self._logs:
             log.close_writer()
         os.close(req_r)
         os.close(res_w)
         self.channel = Channel(res_r, req_w, MAX_MESSAGE_BYTES)
         self.token = secrets.token_hex(16)
+        if self.spawner is not None:
+            self.send({"environment": env})
         self.send({**first, "token": self.token})
 
     def send(self, message: dict[str, Any]) -> None:
@@ -141,6 +186,8 @@ class Child:
             assert self.proc is not None
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # a forked child not yet in its session
+                os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.forget()
 

@@ -3,7 +3,7 @@
 Judge side (CUDA). Each figure is timed by the bench protocol (`rung.common.timing`) and uses the
 median. DRAM: a 2 GiB device-to-device copy counting bytes read plus written, and a 1 GiB-per-
 operand add (two reads per write), the faster of the two being the ceiling: on an H200 the
-2^28-element vector adds of docs/results/2026-12-03/session-8/NOTES.md moved 4.40 TB/s where the
+2^28-element vector adds of `git show 1fb40c7:docs/results/2026-12-03/session-8/NOTES.md` moved 4.40 TB/s where the
 copy gave 4.29, and a ceiling below what correct kernels reach would call them faster than light. An 8192^3 matmul
 through torch for bf16, fp16, tf32 and plain fp32; a Triton kernel of independent FMA chains in
 registers for fp32 vector math. Sustained matmuls hit the power cap, so the SM clock read during

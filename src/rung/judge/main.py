@@ -69,8 +69,12 @@ def adopt(session: Any, hello: dict[str, Any]) -> Any:
 
 
 def _launch_solution(hello: dict[str, Any]) -> Any:
-    """Start the solution process before this one imports torch, so the two start-ups overlap."""
+    """Start the solution process before this one imports torch, so the two start-ups overlap
+    (a judge holding none yet starts the fork server its solution will be forked from)."""
     if hello.get("source") is None:
+        from rung.judge import fork_server
+
+        fork_server.start_ahead()
         return None
     from pathlib import Path
 

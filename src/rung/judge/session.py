@@ -24,6 +24,7 @@ from rung.common.messages import CallReport, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
+from rung.judge import fork_server
 from rung.judge.estimate import estimated_cost
 from rung.judge.formats import LoadedProblem, load_problem
 from rung.judge.observed import Threads, input_changes
@@ -263,6 +264,7 @@ class Session:
         keep = {p.pid for p in (self._solution, self._builder) if p is not None and p.pid is not None}
         for pid in list(keep):
             keep.update(confine.descendants(pid))
+        keep |= fork_server.kept()  # the judge's own, serving its next candidates (not its children)
         confine.kill_processes([p for p in confine.descendants(os.getpid()) if p not in keep])
         confine.reap_zombies()
 
@@ -270,7 +272,9 @@ class Session:
         for proc in (self._solution, self._builder):
             if proc is not None:
                 proc.close()
-        confine.kill_tree(os.getpid())
+        # Everything below the judge, but its fork server (it dies with the judge)
+        me, server = os.getpid(), fork_server.kept()
+        confine.kill_processes([p for p in confine.descendants(me) if p not in server])
 
 
 def _float64(t: torch.Tensor) -> torch.Tensor:

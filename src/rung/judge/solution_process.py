@@ -1,6 +1,7 @@
 """The judge's handle on the solution process: start it confined, place inputs, ask for calls.
 
-The solution process is a child of the judge in a session of its own, with an environment from
+The solution process is forked by the judge's fork server (`fork_server`; a fresh interpreter
+where it cannot be, the record says which) into a session of its own, with an environment from
 an allow-list, its output through capped logs, and no way back but JSON answers on a private
 pipe. The judge is its subreaper: whatever it forks, double-forked or not, is killed with it. A
 crash, a hang or an exit of the solution process raises `ChildCrashed` or `ChildTimedOut`
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rung.common.child import Child, ChildCrashed, ChildTimedOut
 from rung.common.messages import CallReport, FormatSide, SolutionStart
+from rung.judge import fork_server
 
 if TYPE_CHECKING:  # torch is imported where buffers are handled: starting a process needs none
     import torch
@@ -38,7 +40,9 @@ class Placed:
 class SolutionProcess:
     def __init__(self, start: SolutionStart, env: dict[str, str], log_dir: Path) -> None:
         self.start, self.env = start, env
-        self.child = Child("rung.solution.main", "solution process", log_dir, "solution")
+        self.child = Child(
+            "rung.solution.main", "solution process", log_dir, "solution", fork_server.shared()
+        )
         self.ready: dict[str, Any] = {}
         self.side: FormatSide | None = None  # the format's part, sent once the process is ready
         self.last_harm: dict[str, Any] = {}
@@ -66,6 +70,11 @@ class SolutionProcess:
             self.launch()
         if not self.ready:
             self.ready = self.child.receive(START_TIMEOUT_S)
+            confinement = self.ready.get("confinement")  # how it started is the judge's word
+            self.ready["confinement"] = {
+                **(confinement if isinstance(confinement, dict) else {}),
+                "start": self.child.started,
+            }
             self.child.send({"op": "configure", "params": (self.side or FormatSide()).to_dict()})
             self.child.receive(START_TIMEOUT_S)
 

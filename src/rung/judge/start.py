@@ -36,17 +36,10 @@ def solution_start(
     run_dir = Path(hello["run_dir"])
     scratch = run_dir / "solution"
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
-    env = confine.allowed_environment(os.environ)
-    # Whether Triton interprets is rung's choice (`configure_process`: on a machine without CUDA,
-    # never in a process that builds): with a TRITON_INTERPRET=1 from the user's shell, the
-    # process that builds would hand Triton's compiler interpreted functions, and every compile
-    # would fail.
-    env.pop("TRITON_INTERPRET", None)
+    env = _common_environment()
     caches = _caches()
     builds = build_cache.for_run(run_dir)
     env.update(
-        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
-        PYTHONUNBUFFERED="1",
         TMPDIR=str(scratch / "tmp"),
         HOME=str(scratch / "home"),
         TRITON_CACHE_DIR=caches[0],
@@ -57,12 +50,6 @@ def solution_start(
         TORCH_EXTENSIONS_DIR=str(scratch / "torch_extensions"),
         # TileLang builds each kernel on its first call (nvcc) and keeps it here for the next check.
         TILELANG_CACHE_DIR=str(builds / "tilelang_cache"),
-        # torch.compile builds its kernels in this process, one after another: with a pool of
-        # compile workers (one per core by default), inductor starts a timer thread when a
-        # compile begins and ends it a minute after the last, so a size compiled while bench
-        # times the solution shows a thread bench cannot tell from one the solution left running.
-        TORCHINDUCTOR_COMPILE_THREADS="1",
-        PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
     )
     for folder in (lib, scratch / "tmp", scratch / "home"):
         folder.mkdir(parents=True, exist_ok=True)
@@ -78,6 +65,39 @@ def solution_start(
         warm_profiler=interpret,  # on a GPU only
     )
     return start, env
+
+
+def _common_environment() -> dict[str, str]:
+    """What every solution process's environment holds, whatever its run: the allow-list's,
+    and rung's own settings."""
+    env = confine.allowed_environment(os.environ)
+    # Whether Triton interprets is rung's choice (`configure_process`: on a machine without CUDA,
+    # never in a process that builds): with a TRITON_INTERPRET=1 from the user's shell, the
+    # process that builds would hand Triton's compiler interpreted functions, and every compile
+    # would fail.
+    env.pop("TRITON_INTERPRET", None)
+    env.update(
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+        PYTHONUNBUFFERED="1",
+        # torch.compile builds its kernels in this process, one after another: with a pool of
+        # compile workers (one per core by default), inductor starts a timer thread when a
+        # compile begins and ends it a minute after the last, so a size compiled while bench
+        # times the solution shows a thread bench cannot tell from one the solution left running.
+        TORCHINDUCTOR_COMPILE_THREADS="1",
+        PATH=os.pathsep.join(p for p in (str(Path(sys.executable).parent), env.get("PATH", "")) if p),
+    )
+    return env
+
+
+def server_environment() -> dict[str, str]:
+    """The fork server's environment: a solution process's, less what is each run's own. Its
+    HOME and TMPDIR are a folder no solution process may read or write (a library that kept a
+    path from them at import hands its children one they cannot use, never a shared one)."""
+    env = _common_environment()
+    root = knobs.cache_dir() / "solution" / "fork-server"
+    root.mkdir(parents=True, exist_ok=True)
+    env.update(HOME=str(root), TMPDIR=str(root))
+    return env
 
 
 def _caches() -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 # - float64 (u = 1.1e-16): 1e-10, its rtol; sqrt(n) u stays under 1e-12 for n up to 1e8.
 # - float32 (u = 6.0e-8): 1e-4, about 1700 u; the errors are the accumulations'. Shipped
 #   solutions measured on the CPU: 2e-8 to 4e-7. The fp16 matmul on an H200 (wgmma, fp32
-#   accumulators) erred by up to 5.7e-3 at K = 8192 (docs/results/2026-12-03/NOTES.md) on values
+#   accumulators) erred by up to 5.7e-3 at K = 8192 (`git show 1fb40c7:docs/results/2026-12-03/NOTES.md`) on values
 #   of rms 90: a norm-wise error of 6.3e-5 at most; an fp32 accumulator that truncates at each 16-wide K step,
 #   emulated, gives that max error (5.5e-3) at a norm-wise 1.3e-5, 8x under the ceiling. An
 #   output rounded through fp16 (2.1e-4) or scaled by 1.001 fails.

@@ -1,12 +1,15 @@
 """The program Nsight Compute profiles: one call of the solution on inputs the judge saved.
 
-    python -m rung.solution.profile_target START_JSON INPUTS_PT
+    python -m rung.solution.profile_target START_JSON INPUTS_PT OUTPUTS_BIN
 
 A solution process like any other (it confines itself the same way before importing the
 solution), run under ncu by the profile rung. Two calls warm up (JIT, autotuning, first-touch
 allocations) outside the NVTX range; the third runs inside it, so ncu profiles exactly the
-kernels of one call. Exits 0 when that call returned; a solution that raises exits 1 with the
-traceback on stderr.
+kernels of one call. That call's outputs are then written, byte for byte, to OUTPUTS_BIN (a new
+file in the scratch folder) for the judge to compare with the reference
+(`rung.judge.profiled_call`): a solution that does less work under Nsight Compute gives a wrong
+answer there. Exits 0 when that call returned; a solution that raises exits 1 with the
+traceback on stderr. Without CUDA (the CPU tests' stand-in ncu) there is no NVTX range to open.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rung.common.messages import SolutionStart
 from rung.common.ncu import NVTX_RANGE
+from rung.common.safe_files import open_new
 from rung.solution.main import readable_paths, writable_paths
 
 
@@ -53,11 +58,28 @@ def main(argv: list[str]) -> int:
     for _ in range(2):
         harness.entry(*inputs)
         harness.sync()
-    torch.cuda.nvtx.range_push(NVTX_RANGE)
-    harness.entry(*inputs)
+    cuda = torch.cuda.is_available()
+    if cuda:
+        torch.cuda.nvtx.range_push(NVTX_RANGE)
+    value = harness.entry(*inputs)
     harness.sync()
-    torch.cuda.nvtx.range_pop()
+    if cuda:
+        torch.cuda.nvtx.range_pop()
+    write_outputs(value, Path(argv[2]))
     return 0
+
+
+def write_outputs(value: Any, path: Path) -> None:
+    """The bytes of every tensor `value` holds, in order, each laid out contiguously, in the new
+    file `path`; nothing else (the judge decides their shapes and what they should be)."""
+    import torch
+
+    from rung.common.trees import tensor_list
+
+    with open_new(path) as f:
+        for t in tensor_list(value) or []:
+            flat = t.detach().contiguous().cpu().reshape(-1)
+            f.write(flat.view(torch.uint8).numpy().data)
 
 
 def injected_roots(environ: Mapping[str, str]) -> list[Path]:

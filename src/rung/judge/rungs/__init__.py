@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rung.judge.rungs import bench, compile, correct, guard, load, profile, run, scopes
+from rung.judge.rungs import bench, compile, correct, guard, load, memcheck, profile, run, scopes
 from rung.spec import RungResult
 
 JUDGE_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
@@ -22,4 +22,5 @@ JUDGE_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
     "bench": bench.bench,
     "profile": profile.profile,
     "scopes": scopes.scopes,
+    "memcheck": memcheck.memcheck,
 }

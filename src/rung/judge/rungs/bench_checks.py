@@ -88,7 +88,7 @@ def check_timed(
             precise[s] = session.reference(sets[s], precise=True)
         copied = [v.clone() for v in slots[k]]
         ok, message, _ = judge_outputs(
-            session, sets[s], _Copied(copied, expected, session), expected, precise[s], False, ours=s == 0
+            session, sets[s], Copied(copied, expected, session), expected, precise[s], False, ours=s == 0
         )
         del copied  # before the next shot's copy is made
         if not ok:
@@ -158,7 +158,7 @@ def check_graph(
     precise = session.reference(sets[s], precise=True)
     copied = [v.clone() for v in slot]
     ok, message, _ = judge_outputs(
-        session, sets[s], _Copied(copied, expected, session), expected, precise, False, ours=s == 0
+        session, sets[s], Copied(copied, expected, session), expected, precise, False, ours=s == 0
     )
     if not ok:
         raise Failed(
@@ -223,7 +223,7 @@ class TimedCallRaised(Exception):
     """The solution raised while being timed: the rung ends ERROR."""
 
 
-class _Copied:
+class Copied:
     """A timed call's copied outputs in the form `judge_outputs` reads."""
 
     def __init__(self, outs: list[torch.Tensor], expected: Any, session: Any) -> None:

@@ -7,7 +7,10 @@ solution twice outside the profiled NVTX range and once inside it, with nothing 
 range (no poisoning, no copies: the entry point and a synchronize), and nothing of the reference
 in the process. ncu writes the report where that process cannot write; the judge then reads it
 with ncu's own `ncu_report` module (`rung.judge.ncu_export`, a process of its own) and the
-cost model's bytes for the case give the excess traffic.
+cost model's bytes for the case give the excess traffic. The profiled call's outputs come back
+as bytes the judge compares with the reference itself (`rung.judge.profiled_call`): a wrong
+answer there FAILS the rung before any of ncu's figures is read, for they would describe other
+work than the solution's.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import torch
 from rung.common import ncu
 from rung.common.child import python_command
 from rung.common.safe_files import open_new
-from rung.judge import gpu_lock, witness
+from rung.judge import gpu_lock, profiled_call, witness
 from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
 from rung.judge.ncu_summary import failed, interpret, read_text, replay_passes
@@ -49,13 +52,18 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     start, env = session.profile_start()
     index = len(session.problem.benchmarks) - 1
     case = session.problem.benchmarks[index]
-    inputs_path = session.run_dir / "solution" / "profile_inputs.pt"
+    scratch = Path(start.scratch)
+    inputs_path, outputs_path = scratch / "profile_inputs.pt", scratch / profiled_call.OUTPUTS
+    inputs = session.inputs(case, trial_seed(session.seed, 1000 + index, 0))
     with open_new(inputs_path) as f:  # in the scratch folder: a link planted there is removed, not followed
-        torch.save(session.inputs(case, trial_seed(session.seed, 1000 + index, 0)), f)
+        torch.save(inputs, f)
+    outputs_path.unlink(missing_ok=True)  # only the target's own, written after its call
     start_path = out / "start.json"
     start_path.write_text(json.dumps(start.to_dict()))
     report, log, target_log = out / "report.ncu-rep", out / "ncu.log", out / "target.log"
-    target = python_command("rung.solution.profile_target", str(start_path), str(inputs_path))
+    target = python_command(
+        "rung.solution.profile_target", str(start_path), str(inputs_path), str(outputs_path)
+    )
     began = time.perf_counter()
     # one check at a time profiles this GPU: two at once, one read SKIPPED (rung.judge.gpu_lock)
     gpu = cuda_uuid() if session.device == "cuda" else session.device  # a stand-in ncu on the CPU
@@ -84,6 +92,13 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     artifacts = [str(p) for p in (report, log, target_log) if p.exists()]
     if not report.exists():
         return failed(read_text(log), read_text(target_log), code, artifacts, seconds)
+    wrong = profiled_call.wrong_answer(session, inputs, scratch)
+    if wrong:
+        why = (
+            f"wrong answer in the call Nsight Compute profiled (case {case}): {wrong}; ncu's figures "
+            "would be of other work than the solution does where it is checked"
+        )
+        return RungResult("profile", Status.FAILED, why, {"profiled_call": "wrong"}, artifacts, seconds)
     reading = time.perf_counter()
     exported, why = export(report, out / "report.json", exe)
     if exported is None:
@@ -96,6 +111,7 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     cost = session.problem.cost(case) or {}
     artifacts.append(str(out / "report.json"))
     result = interpret(exported, case, cost.get("bytes"), artifacts, seconds, spent)
+    result.metrics["profiled_call"] = "right"  # its outputs, compared by the judge, match
     # bench's figure for this case, witnessed by ncu's own measurement (FAILED where contradicted)
     return witness.judged(result, getattr(session, "bench_medians", {}).get(index), case)
 
