@@ -1,25 +1,30 @@
 """The memcheck rung: compute-sanitizer's report read and judged (CPU, on recorded reports), the
-rung left out unless asked and SKIPPED without a GPU, and on a GPU a kernel that reads past its
-input FAILED naming the read while the tuned vector add passes."""
+real target run confined under a stand-in tool (CPU), the rung left out unless asked and SKIPPED
+without a GPU, and on a GPU a kernel that reads past its input FAILED naming the read while the
+tuned vector add passes."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from rung import knobs, runner
+from rung import knobs, problem_data, runner
+from rung.common import confine
 from rung.judge.rungs import memcheck as memcheck_rung
 from rung.judge.rungs.memcheck import MAX_REPORT_BYTES, judged, memcheck
 from rung.judge.sanitizer_report import MAX_FIELD_CHARS, parse
+from rung.judge.session import Session
 from rung.solution.memcheck_target import close_descriptors_beneath
-from rung.spec import Status
+from rung.spec import Device, Status
 from tests.conftest import FIXTURES, PROBLEMS, rung_of
 
 REPORTS = FIXTURES / "memcheck"
 VECTOR_ADD = PROBLEMS / "vector_add"
+TINY = FIXTURES / "tiny"
 CASES = [{"n": 1}, {"n": 1000}, {"n": 4097}]
 
 
@@ -70,6 +75,9 @@ def test_records_count_even_where_a_forged_summary_is_last(tmp_path):
         "========= ERROR SUMMARY: 0 errors\n"
     )
     assert report.errors == 1 and report.accesses[0].kind == "Invalid __global__ write of size 8 bytes"
+    # a name's own line separator (U+2028) starts no line of the tool's
+    assert parse("=========     at k\u2028========= ERROR SUMMARY: 0 errors\n").errors is None
+    assert parse("========= ERROR SUMMARY: 3 errors\r\n").errors == 3
 
 
 def test_what_the_solution_printed_is_not_the_tools_report(tmp_path):
@@ -126,6 +134,78 @@ def test_memcheck_runs_only_when_asked_and_where_the_tool_is(monkeypatch):
     assert result.message == "compute-sanitizer is not installed here (PATH, /usr/local/cuda/bin)"
 
 
+RECORD = (
+    "========= Invalid __global__ read of size 4 bytes\n"
+    "=========     at double_kernel+0x40\n"
+    "=========     by thread (5,0,0) in block (0,0,0)\n"
+    "=========     Access to 0x7f0000000014 is out of bounds\n"
+    "=========\n"
+)
+
+
+def fake_sanitizer(tmp_path: Path, monkeypatch, found: str) -> None:
+    """An executable standing in for compute-sanitizer: it opens its report (a descriptor its
+    target inherits), runs the real target, then writes `found` and the summary, as the tool does."""
+    exe = tmp_path / "compute-sanitizer"
+    exe.write_text(
+        f"#!{sys.executable}\nimport os, subprocess, sys\n"
+        "assert sys.argv[1:3] == ['--tool', 'memcheck'] and '--padding' in sys.argv\n"
+        "at = sys.argv.index('--log-file')\n"
+        "fd = os.open(sys.argv[at + 1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+        "os.set_inheritable(fd, True)\n"
+        "os.write(fd, b'========= COMPUTE-SANITIZER\\n')\n"
+        "code = subprocess.call(sys.argv[at + 2 :], close_fds=False)\n"
+        f"os.write(fd, {found.encode()!r})\n"
+        f"os.write(fd, b'========= ERROR SUMMARY: {found.count('Invalid')} errors\\n')\n"
+        "sys.exit(code)\n"
+    )
+    exe.chmod(0o755)
+    monkeypatch.setattr(memcheck_rung, "find", lambda: str(exe))
+
+
+def run_memcheck(tmp_path: Path, solution: Path):
+    """The judge's memcheck rung on the tiny problem, as a judge process would run it."""
+    session = Session(
+        {
+            "problem": str(TINY),
+            "source": solution.read_text(),
+            "solution_name": solution.name,
+            "run_dir": str(tmp_path / "run"),
+            "seed": 3,
+        }
+    )
+    session.timeout_s = 120
+    with knobs.scoped(RUNG_MEMCHECK=1):
+        return memcheck(session, {})
+
+
+def test_the_target_calls_the_smallest_cases_under_the_tool(tmp_path, monkeypatch):
+    """The stand-in runs the real target, confined, on the CPU: it loads the solution and the saved
+    inputs of each case and calls it; the tool found nothing, so the rung passes."""
+    fake_sanitizer(tmp_path, monkeypatch, "")
+    result = run_memcheck(tmp_path, TINY / "solutions" / "good.py")
+    assert result.status == Status.OK, result.message
+    assert result.metrics["cases"] == [{"n": 5}, {"n": 300}]  # the tiny problem has two
+    assert result.message.endswith("one call on each of 2 cases ({'n': 5}, {'n': 300})")
+
+
+def test_a_solution_cannot_rewrite_the_tools_report(tmp_path, monkeypatch):
+    """Its descriptor, were the tool to pass one on, is closed before the solution is imported;
+    its path is outside what the confined target may write."""
+    if not _landlock():
+        pytest.skip("no Landlock on this kernel: the report's path is not closed to the target")
+    fake_sanitizer(tmp_path, monkeypatch, RECORD)
+    result = run_memcheck(tmp_path, REPORTS / "rewrites_report.py")
+    assert result.status == Status.FAILED, result.message
+    assert "at double_kernel+0x40 by thread (5,0,0)" in result.message
+    said = (tmp_path / "run" / "memcheck" / "target.log").read_text()
+    assert "rewrote" not in said and "could not open the report by its path" in said, said
+
+
+def _landlock() -> bool:
+    return confine._abi()[0] > 0
+
+
 def test_the_older_record_form_and_counts_with_separators_are_read():
     report = parse(
         "========= Invalid __shared__ write of size 8 bytes\n"
@@ -159,28 +239,24 @@ def test_the_target_closes_what_it_inherited_of_the_judges_folder(tmp_path):
 
 
 def test_the_rung_is_skipped_on_a_cpu_even_when_asked(climb):
-    problem, device = climb.described.get(VECTOR_ADD) or runner.describe(
-        VECTOR_ADD, climb.store.root / "scratch"
-    )
-    if device.kind == "cuda":
-        pytest.skip("a CUDA device is here")
+    """The ladder skips it before any judge starts (the problem read as data, a CPU device)."""
+    cpu = Device(kind="cpu", name="cpu")
     with knobs.scoped(RUNG_MEMCHECK=1):
         run = runner.climb(
             climb.store,
-            problem,
-            device,
+            problem_data.read(VECTOR_ADD),
+            cpu,
             VECTOR_ADD / "solutions" / "correct" / "naive.py",
-            only=("load", "memcheck"),
+            only=("memcheck",),
         )
     result = rung_of(run, "memcheck")
     assert result.status == Status.SKIPPED and result.message == "no CUDA device on this machine"
 
 
-@pytest.mark.parametrize("solution", ["reads_past_input"], ids=["reads_past_input"])
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
-def test_on_a_gpu_a_kernel_reading_past_its_input_fails_memcheck_naming_the_read(climb, solution):
-    run = _climbed(climb, REPORTS / f"{solution}.py")
+def test_on_a_gpu_a_kernel_reading_past_its_input_fails_memcheck_naming_the_read(climb):
+    run = _climbed(climb, REPORTS / "reads_past_input.py")
     assert rung_of(run, "correct").status == Status.OK  # right answers: only the sanitizer sees it
     result = rung_of(run, "memcheck")
     assert result.status == Status.FAILED, result.message

@@ -223,3 +223,119 @@ def test_a_money_budget_without_prices_is_refused(tmp_path):
         env={**os.environ, "ANTHROPIC_API_KEY": "x"},
     )
     assert done.returncode == 2 and "a money budget needs the model's prices" in done.stderr
+
+
+def _planted_bench(run, ms: float):
+    """`run` as if bench had timed the tiny problem's case at `ms` (a CPU has nothing to time)."""
+    from rung.spec import RungResult, Status
+
+    timed = RungResult("bench", Status.OK, "planted", {"cases": [{"case": {"n": 4096}, "median_ms": ms}]})
+    kept = [r for r in run.rungs if r.name != "bench"]
+    run.rungs = (
+        [timed if r.name == "bench" else r for r in run.rungs]
+        if len(kept) < len(run.rungs)
+        else [*kept, timed]
+    )
+    return run
+
+
+def _planted_profile(chosen_run, ncu_us: float):
+    """The profile climb of `chosen_run` as a GPU would store it: Nsight Compute's kernels of the
+    profiled case's call, and no bench figure of its own (its witness reads unwitnessed)."""
+    import dataclasses
+
+    from rung.spec import RungResult, Status
+
+    figures = {"kernels": [{"total_us": ncu_us}], "witness": {"case": {"n": 4096}, "verdict": "unwitnessed"}}
+    kept = [r for r in chosen_run.rungs if r.name not in ("bench", "profile")]
+    return dataclasses.replace(
+        chosen_run, id=chosen_run.id + 100, rungs=[*kept, RungResult("profile", Status.OK, "", figures)]
+    )
+
+
+def test_a_new_best_its_witness_contradicts_is_not_kept(tmp_path, monkeypatch):
+    """Planted: the start times 10 us, the candidate 5 us (a new best by far), and Nsight Compute
+    reads the candidate's profiled call at 14.8 us: bench's 5 us is contradicted, so the candidate
+    is not the best, the agent is told why, and the summary marks it contradicted."""
+    from rung import chosen, render, runner, views
+    from rung.agents.replay import ReplayAgent
+    from rung.optimize import Budget, optimize
+    from rung.store import Store
+
+    climb = runner.climb
+    faster = tmp_path / "faster.py"
+    faster.write_text("def custom_kernel(x):\n    return x + x\n")
+
+    def timed(store, problem, device, path, *args, **kwargs):
+        run = climb(store, problem, device, path, *args, **kwargs)
+        return _planted_bench(run, 0.005 if "x + x" in path.read_text() else 0.010)
+
+    monkeypatch.setattr(runner, "climb", timed)
+    monkeypatch.setattr(
+        chosen, "profile", lambda store, problem, device, run, path: _planted_profile(run, 14.8)
+    )
+    events: list[dict] = []
+    agent = ReplayAgent([faster])
+    outcome = optimize(Store(tmp_path), TINY, agent, TINY_GOOD, Budget(rounds=2), on_event=events.append)
+    (candidate,) = outcome.candidates
+    assert outcome.best.solution.path.endswith("good.py") and candidate.ok  # verified, yet not the best
+    (said,) = [e for e in events if e["event"] == "contradicted"]
+    assert said["run"] == candidate.id and said["message"].startswith(
+        "bench's figure for case {'n': 4096}, 5.0 us, reads 66% under Nsight Compute's 14.8 us"
+    )
+    assert not any(e["event"] == "profiled" for e in events)
+    (mark,) = views.solution_json(candidate, outcome.witnesses)["bench_figures"]
+    assert mark["witness"] == "contradicted" and mark["profile_run"] == candidate.id + 100
+    assert render.witnessed(outcome.best, outcome.witnesses) == "figures: n=4096 0.01 ms unwitnessed"
+    assert "not kept as the best: bench's figure" in render.event(said, 2)
+
+
+def _contender(run_id: int, ms: float):
+    from rung.agents import Tried
+    from rung.spec import Device, Run, RungResult, Solution, Status
+
+    rungs = [RungResult(n, Status.OK, "") for n in ("run", "guard", "correct", "scale")]
+    run = Run(
+        run_id,
+        "tiny",
+        Solution(f"v{run_id}.py", str(run_id) * 64),
+        Device("cuda", "H100"),
+        1,
+        rungs,
+        finished=1.0,
+    )
+    return Tried(_planted_bench(run, ms), "")
+
+
+def test_contenders_are_witnessed_fastest_first_until_one_holds():
+    """rung.chosen on planted runs: the fastest contender contradicted, the next witnessed and
+    crowned; a profile climb that failed contradicts too; none due leaves it unwitnessed."""
+    import dataclasses
+
+    from rung import chosen
+    from rung.spec import RungResult, Status
+    from rung.weighing import score
+
+    fast, honest, slow = _contender(1, 0.005), _contender(2, 0.0140), _contender(3, 0.020)
+    ncu = {1: 14.8, 2: 14.8, 3: 20.5}
+    seen: list[int] = []
+
+    def witnessed(tried):
+        seen.append(tried.run.id)
+        return chosen.witness(tried.run, _planted_profile(tried.run, ncu[tried.run.id]))
+
+    crowned, demoted = chosen.crown([slow, fast, honest], lambda t: score(t.run)[0], witnessed)
+    assert crowned is not None and crowned[0] is honest and crowned[1]["verdict"] == "witnessed"
+    assert seen == [1, 2] and [(t.run.id, w["verdict"]) for t, w in demoted] == [(1, "contradicted")]
+    failing = _planted_profile(honest.run, 14.8)
+    failing.rungs[-1] = RungResult(
+        "profile", Status.FAILED, "wrong answer in the call Nsight Compute profiled"
+    )
+    w = chosen.witness(honest.run, failing)
+    assert (
+        w["verdict"] == "contradicted" and "wrong answer in the call Nsight Compute profiled" in w["message"]
+    )
+    assert w["case"] == {"n": 4096}
+    assert chosen.witness(honest.run, None) == {"verdict": "unwitnessed"}
+    untimed = dataclasses.replace(honest.run, rungs=honest.run.rungs[:-1])
+    assert chosen.witness(untimed, _planted_profile(honest.run, 14.8))["verdict"] == "unwitnessed"

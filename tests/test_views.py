@@ -242,3 +242,48 @@ def test_history_and_diff_show_the_build_figures_that_changed(tmp_path):
         "  build: registers 16 → 26, sass_instructions 40 → 56, ldg_64 4 → -, stg_64 2 → -, ldg_128 - → 2,"
         " stg_128 - → 1"
     )
+
+
+def _profiled(store: Store, verdict: str, ncu_us: float) -> Run:
+    """v4 timed, with its profile rung's witness of the last case as the judge writes it."""
+    run = _timed(store, "v4.py", "d" * 64, "b" * 64, [0.002, 0.080])
+    witness = {"case": CASES[-1], "bench_us": 80.0, "ncu_us": ncu_us, "verdict": verdict}
+    status = Status.FAILED if verdict == "contradicted" else Status.OK
+    said = "bench's figure for case {'n': 1048576}, 80.0 us, reads 20% under ...\n1 kernel"
+    run.rungs.append(RungResult("profile", status, said, {"witness": witness}))
+    return run
+
+
+@pytest.mark.parametrize(("verdict", "ncu_us"), [("witnessed", 81.5), ("contradicted", 100.0)])
+def test_each_bench_figure_is_marked_witnessed_or_not(tmp_path, verdict, ncu_us):
+    """Only the profiled case has a witness; every other figure is marked unwitnessed, in --json
+    and in the verdict's lines; a contradicted one says why."""
+    run = _profiled(Store(tmp_path), verdict, ncu_us)
+    small, profiled = views.solution_json(run)["bench_figures"]
+    assert small == {"case": CASES[0], "median_ms": 0.002, "witness": "unwitnessed"}
+    assert profiled["witness"] == verdict and profiled["ncu_ms"] == pytest.approx(ncu_us / 1e3)
+    assert ("why" in profiled) == (verdict == "contradicted")
+    if verdict == "contradicted":
+        assert profiled["why"].startswith("bench's figure for case {'n': 1048576}, 80.0 us")
+    text = render.verdict(run).plain.splitlines()[-1]
+    assert (
+        text
+        == f"  figures: n=1024 0.002 ms unwitnessed, n=1048576 0.08 ms {verdict} (Nsight Compute {ncu_us / 1e3:.4g} ms)"
+    )
+
+
+def test_a_witness_taken_apart_from_the_run_marks_it_and_an_untimed_run_has_no_figures(tmp_path):
+    store = Store(tmp_path)
+    run = _timed(store, "v4.py", "d" * 64, "b" * 64, [0.002, 0.080])
+    assert [m["witness"] for m in views.solution_json(run)["bench_figures"]] == ["unwitnessed"] * 2
+    apart = {run.id: {"case": CASES[-1], "ncu_us": 81.0, "verdict": "witnessed", "profile_run": 9}}
+    marks = views.solution_json(run, apart)["bench_figures"]
+    assert marks[1] == {
+        "case": CASES[-1],
+        "median_ms": 0.080,
+        "witness": "witnessed",
+        "ncu_ms": 0.081,
+        "profile_run": 9,
+    }
+    untimed = store.begin("add", "problems/add", Solution("v5.py", "e" * 64, "triton"), H200, 7, {}, "x")
+    assert views.solution_json(untimed)["bench_figures"] == [] and render.witnessed(untimed) == ""

@@ -7,17 +7,29 @@ tell the agent about versions it drops. Candidates climb with `profile` and `sco
 profiled once by a second climb of just the rungs those two stand on (and compile, so a build
 is read from the cache as a compile figure, not redone inside run). That climb is another run
 of the same solution (same hash, same parent); the agent is shown its summary beside the best.
+
+That climb is also the new best's witness (issue 39): bench's figure is the candidate process's
+claim, and Nsight Compute measures the same case's call in a process of its own. Before a
+contender is called the best, its figure for the profiled case is held against ncu's duration
+with the judge's bands (`rung.judge.witness`, data-model code only); a figure faster than the
+band allows, or a profile climb that fails (its profiled call's answer wrong), contradicts it,
+and the next contender, fastest first, is witnessed instead. Where no profile is due (no GPU,
+profile left out) or ncu measured nothing, the best is kept and marked unwitnessed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from rung import knobs, runner
+from rung.agents import Tried
+from rung.judge.witness import compare, message
 from rung.ladder import LADDER
-from rung.spec import Device, Problem, Run
+from rung.spec import Device, Outcome, Problem, Run, Status
 from rung.store import Store
 
 DEFERRED = ("profile", "scopes")
@@ -61,3 +73,51 @@ def profile(store: Store, problem: Problem, device: Device, chosen: Run, path: P
     return runner.climb(
         store, problem, device, path, parent=chosen.solution.parent, only=standing_on(("compile", *rungs))
     )
+
+
+def witness(best: Run, profiled: Run | None) -> dict[str, Any]:
+    """`best`'s bench figure for the case its profile climb `profiled` profiled, against Nsight
+    Compute's duration there (`rung.judge.witness.compare`, with `profile_run`); contradicted,
+    with a `message`, where that figure is faster than its band allows or the climb failed."""
+    if profiled is None:
+        return {"verdict": "unwitnessed"}
+    seen = {"profile_run": profiled.id}
+    if profiled.outcome == Outcome.FAILED:  # its last case is the one profile profiles
+        said = f"its profile climb, run {profiled.id}, reads {profiled.verdict}: {profiled.why}"
+        last = (_cases(best) or [{}])[-1].get("case")
+        return {"case": last, **seen, "verdict": "contradicted", "message": said}
+    rung = next((r for r in profiled.rungs if r.name == "profile"), None)
+    if rung is None or rung.status != Status.OK or "witness" not in rung.metrics:
+        return {**seen, "verdict": "unwitnessed"}
+    case = rung.metrics["witness"].get("case")
+    w = {**compare(_median_ms(best, case), rung.metrics.get("kernels") or [], case), **seen}
+    return {**w, "message": message(w)} if w["verdict"] == "contradicted" else w
+
+
+def _median_ms(run: Run, case: Any) -> float | None:
+    """`run`'s bench median for `case` (matched by its keyword values), or None."""
+    key = json.dumps(case, sort_keys=True)
+    return next(
+        (c.get("median_ms") for c in _cases(run) if json.dumps(c.get("case"), sort_keys=True) == key), None
+    )
+
+
+def _cases(run: Run) -> list[dict[str, Any]]:
+    bench = next((r for r in run.rungs if r.name == "bench"), None)
+    return [c for c in (bench.metrics.get("cases", []) if bench else []) if isinstance(c, dict)]
+
+
+def crown(
+    contenders: list[Tried], speed: Callable[[Tried], float], witnessed: Callable[[Tried], dict[str, Any]]
+) -> tuple[tuple[Tried, dict[str, Any]] | None, list[tuple[Tried, dict[str, Any]]]]:
+    """The fastest contender (`speed`: lower is faster; ties in the order they came) whose witness
+    does not contradict it, with that witness (None where every one's did), and each contender
+    before it with the witness that contradicted it. `witnessed` profiles a contender and says
+    what its witness found."""
+    demoted: list[tuple[Tried, dict[str, Any]]] = []
+    for tried in sorted(contenders, key=speed):
+        w = witnessed(tried)
+        if w["verdict"] != "contradicted":
+            return (tried, w), demoted
+        demoted.append((tried, w))
+    return None, demoted

@@ -12,8 +12,11 @@ more than twice the measured noise, or the best is one this machine could not ve
 with no solution (a reply without one, a timeout), with the very source of a version already
 climbed in this loop, or in another language than the one pinned, is a failed candidate with
 the reason. A version the agent already checked in full with its tools is not climbed again.
-Candidates climb without the profile and scopes rungs; each new best is profiled once after its
-round (rung.chosen), and the agent sees that profile beside it.
+Candidates climb without the profile and scopes rungs. At the end of a round the versions that
+would be the new best are witnessed, fastest first (rung.chosen): each is profiled once, and one
+whose bench figure Nsight Compute's own measurement contradicts (or whose profile climb fails) is
+not kept, a failure named for the agent, and the next is witnessed instead. The agent sees the
+new best's profile beside it; the summary marks the best's figures witnessed or unwitnessed.
 
 A starting version that fails is repaired first: for up to `repair_turns` rounds the agent is
 shown it, its failed rung's message and figures, and asked to make it pass; the first passing
@@ -36,53 +39,25 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rung import chosen, executors, knobs, runner
 from rung.agents import Agent, LoopState, Proposal, Tried, idioms
-from rung.common.stats import geomean, relative_error
+from rung.budget import Budget, RoundTimer, Spent, budget_reason
 from rung.errors import UsageError
 from rung.spare_judges import SpareJudges
-from rung.spec import Device, Problem, Run, Status
+from rung.spec import Device, Problem, Run
 from rung.spec import Outcome as Verdict
 from rung.steer import Steering
 from rung.store import Store
+from rung.weighing import better, gpu_seconds, resumable, roofline_pct, score
 
 OnEvent = Callable[[dict[str, Any]], None]
 PAUSE_POLL_S = 0.5
 TAKEN = -1  # a source proposed this round and not climbed yet: its twin is refused too
-
-
-@dataclass
-class Budget:
-    rounds: int = 10
-    wall_s: float | None = None
-    tokens: int | None = None
-    usd: float | None = None
-
-
-@dataclass
-class Spent:
-    rounds: int = 0
-    wall_s: float = 0.0
-    tokens: int = 0
-    usd: float = 0.0
-    overhead_s: float = 0.0  # the loop's own time: rounds less agent waits and climbs
-    paused_s: float = 0.0  # held by the person (rung hint --pause); not spent wall time
-
-    def left(self, budget: Budget) -> dict[str, Any]:
-        left: dict[str, Any] = {"rounds": budget.rounds - self.rounds}
-        if budget.wall_s is not None:
-            left["wall_s"] = round(budget.wall_s - self.wall_s, 1)
-        if budget.tokens is not None:
-            left["tokens"] = budget.tokens - self.tokens
-        if budget.usd is not None:
-            left["usd"] = round(budget.usd - self.usd, 4)
-        return left
 
 
 @dataclass
@@ -105,6 +80,7 @@ class Outcome:
     candidates: list[Run] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # proposals that gave no version, and why
     spent: Spent = field(default_factory=Spent)
+    witnesses: dict[int, dict[str, Any]] = field(default_factory=dict)  # run -> its witness (rung.chosen)
 
 
 @dataclass
@@ -116,40 +92,6 @@ class Rules:
     plateau: int = 3
     repair_turns: int = 3  # rounds to make a failing start pass before giving up
     backend: str = ""  # the kernel language the person pinned; "" for any
-
-
-def score(run: Run) -> tuple[float, float] | None:
-    """(geometric-mean median in ms, relative noise) of a passing, timed run; None otherwise."""
-    bench = next((r for r in run.rungs if r.name == "bench"), None)
-    if not run.ok or bench is None or bench.status != Status.OK:
-        return None
-    cases = bench.metrics.get("cases", [])
-    return geomean([c["median_ms"] for c in cases]), max((relative_error(c) for c in cases), default=0.0)
-
-
-def roofline_pct(run: Run) -> float | None:
-    roof = next((r for r in run.rungs if r.name == "roofline"), None)
-    return roof.metrics.get("min_pct_of_roofline") if roof and roof.status == Status.OK else None
-
-
-def better(new: Run, best: Run) -> bool:
-    a, b = score(new), score(best)
-    if a is None or b is None:
-        return False
-    return a[0] < b[0] * (1 - 2 * max(a[1], b[1]))
-
-
-def gpu_seconds(run: Run) -> float:
-    """Seconds of the rungs that ran in a judge on a GPU (none on a CPU-only machine)."""
-    if run.device.kind != "cuda":
-        return 0.0
-    return sum(r.seconds for r in run.rungs if r.name not in ("compile", "roofline", "dump"))
-
-
-def resumable(run: Run) -> bool:
-    """A stored run to resume from: one that finished and passed. Not one killed halfway or still
-    climbing (no `finished`), nor one a person stopped (an INTERRUPTED rung: never PASS)."""
-    return run.finished is not None and run.verdict == "PASS"
 
 
 def optimize(
@@ -227,6 +169,7 @@ class Loop:
         self.began = time.monotonic()
         self.stale = 0  # rounds in a row without a gain
         self.improved = False  # whether the round in progress found a better version
+        self.contenders: list[Tried] = []  # this round's versions that would be the best, unwitnessed yet
         self.climbed: dict[str, int] = {}  # source hash -> run: no source climbs twice
 
     def run(self, start: Path | Run | None, hints: list[str]) -> Outcome:
@@ -277,7 +220,7 @@ class Loop:
         pct = roofline_pct(self.state.best.run)
         if pct is not None and pct >= self.rules.target:
             return f"at roofline: {pct:.0%} >= {self.rules.target:.0%}"
-        return _budget_reason(self.budget, spent)
+        return budget_reason(self.budget, spent)
 
     def _hold_while_paused(self) -> None:
         if not self.steering.paused:
@@ -302,7 +245,7 @@ class Loop:
         self.state.round = self.outcome.spent.rounds + 1
         self._emit_round_start()
         began = time.monotonic()
-        timer = _Timer()
+        timer = RoundTimer()
         at_once = self.rules.parallel > 1
         if not at_once:
             self._spare_ready()
@@ -324,7 +267,7 @@ class Loop:
             }
         )
 
-    def _propose_and_climb(self, timer: _Timer, at_once: bool) -> int:
+    def _propose_and_climb(self, timer: RoundTimer, at_once: bool) -> int:
         """Each proposal vetted as it arrives; climbed at once, or then and there; the count."""
         waiting: list[Proposal] = []
         proposed = 0
@@ -436,16 +379,17 @@ class Loop:
         self._weigh(tried)
 
     def _weigh(self, tried: Tried) -> None:
-        if self.state.repairing and tried.run.ok:
-            self.state.best, self.state.repairing, self.improved = tried, False, True
-            self.emit({"event": "repaired", "round": self.state.round, "run": tried.run.id})
-        elif (tried.run.ok and not self.state.best.run.ok) or better(tried.run, self.state.best.run):
-            # a verified version replaces one this machine could not verify, whatever its time
-            self.state.best, self.improved = tried, True
+        """A verified version better than the best, or replacing one this machine could not verify
+        (whatever its time; while repairing, any that passes), contends for the best."""
+        best = self.state.best.run
+        if tried.run.ok and (not best.ok or better(tried.run, best)):
+            self.contenders.append(tried)
 
-    def _end_round(self, began: float, timer: _Timer) -> str:
+    def _end_round(self, began: float, timer: RoundTimer) -> str:
         spent = self.outcome.spent
         spent.rounds += 1
+        with timer.climbing():
+            self._crown()
         round_s = time.monotonic() - began
         overhead = max(0.0, round_s - timer.waited - timer.climbed)
         spent.overhead_s += overhead
@@ -459,23 +403,39 @@ class Loop:
                 "overhead_s": round(overhead, 4),
             }
         )
-        if self.improved:
-            self._profile_best()
         self.stale = 0 if self.improved else self.stale + 1
         self.improved = False
         if score(self.state.best.run) is not None and self.stale >= self.rules.plateau:
             return f"plateau: no gain above the noise for {self.rules.plateau} rounds"
         return self._ask_person()
 
-    def _profile_best(self) -> None:
-        """The new best's profile (rung.chosen), for the agent's next round."""
-        best = self.state.best
-        run = chosen.profile(self.store, self.problem, self.device, best.run, self._write_source(best.source))
-        if run is not None:
-            best.profile = run
-            self.emit(
-                {"event": "profiled", "round": self.state.round, "run": best.run.id, "profile_run": run.id}
-            )
+    def _crown(self) -> None:
+        """The round's contenders witnessed, fastest first: the first its witness does not
+        contradict becomes the best; those before it are not kept, each named as a failure."""
+        crowned, demoted = chosen.crown(self.contenders, _speed, self._witnessed)
+        self.contenders = []
+        for tried, w in demoted:
+            said = f"run {tried.run.id}: not kept as the best: {w['message']}"
+            self.state.failures.append(said)
+            self.emit({"event": "contradicted", "round": self.state.round, "run": tried.run.id, **w})
+        if crowned is None:
+            return
+        self.state.best, self.improved = crowned[0], True
+        if self.state.repairing:
+            self.state.repairing = False
+            self.emit({"event": "repaired", "round": self.state.round, "run": crowned[0].run.id})
+        if crowned[0].profile is not None:
+            witnessed = {"witness": crowned[1]["verdict"]}
+            profiled = {"run": crowned[0].run.id, "profile_run": crowned[0].profile.id, **witnessed}
+            self.emit({"event": "profiled", "round": self.state.round, **profiled})
+
+    def _witnessed(self, tried: Tried) -> dict[str, Any]:
+        """A contender's profile climb (rung.chosen), for the agent's next round, and its witness."""
+        path = self._write_source(tried.source)
+        tried.profile = chosen.profile(self.store, self.problem, self.device, tried.run, path)
+        w = chosen.witness(tried.run, tried.profile)
+        self.outcome.witnesses[tried.run.id] = w
+        return w
 
     def _ask_person(self) -> str:
         """Interactive mode: the person's word after a round; the reason to stop, or ''."""
@@ -503,41 +463,9 @@ class Loop:
         return outcome
 
 
-class _Timer:
-    """Seconds a round spent waiting for the agent and climbing, the rest being the loop's own."""
-
-    def __init__(self) -> None:
-        self.waited = 0.0
-        self.climbed = 0.0
-
-    def waiting(self, proposals: Iterator[Proposal]) -> Iterator[Proposal]:
-        while True:
-            t = time.monotonic()
-            p = next(proposals, None)
-            self.waited += time.monotonic() - t
-            if p is None:
-                return
-            yield p
-
-    @contextmanager
-    def climbing(self) -> Iterator[None]:
-        t = time.monotonic()
-        try:
-            yield
-        finally:
-            self.climbed += time.monotonic() - t
-
-
-def _budget_reason(budget: Budget, spent: Spent) -> str:
-    if spent.rounds >= budget.rounds:
-        return f"round budget ({budget.rounds}) spent"
-    if budget.wall_s is not None and spent.wall_s >= budget.wall_s:
-        return f"time budget ({budget.wall_s:g} s) spent: {spent.wall_s:.0f} s"
-    if budget.tokens is not None and spent.tokens >= budget.tokens:
-        return f"token budget ({budget.tokens}) spent: {spent.tokens} tokens"
-    if budget.usd is not None and spent.usd >= budget.usd:
-        return f"money budget (${budget.usd:g}) spent: ${spent.usd:.2f}"
-    return ""
+def _speed(tried: Tried) -> float:
+    """A version's time for ranking contenders: its score, untimed ones last."""
+    return (score(tried.run) or (float("inf"),))[0]
 
 
 def _sha(source: str) -> str:

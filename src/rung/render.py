@@ -121,7 +121,23 @@ def verdict(run: Run) -> Text:
     )
     if run.outcome == Outcome.UNVERIFIED:
         line.append(f"\n  not verified here: {run.why}", style="yellow")
+    said = witnessed(run)
+    if said:
+        line.append(f"\n  {said}", style="dim")
     return line
+
+
+def witnessed(run: Run, witnesses: dict[int, dict[str, Any]] | None = None) -> str:
+    """Each bench figure with its mark (views.figure_marks): 'figures: n=4096 0.0123 ms witnessed
+    (Nsight Compute 0.0120 ms), ...'; '' where nothing was timed."""
+    marks = views.figure_marks(run, (witnesses or {}).get(run.id))
+    return "figures: " + ", ".join(_marked(m) for m in marks) if marks else ""
+
+
+def _marked(mark: dict[str, Any]) -> str:
+    case = " ".join(f"{k}={v}" for k, v in mark["case"].items()) if isinstance(mark["case"], dict) else ""
+    ncu = f" (Nsight Compute {mark['ncu_ms']:.4g} ms)" if "ncu_ms" in mark else ""
+    return f"{case} {_ms(mark['median_ms']) or '-'} ms {mark['witness']}{ncu}".strip()
 
 
 def print_run(console: Console, run: Run, hide_skipped: bool = False) -> None:
@@ -410,7 +426,9 @@ def event(e: dict[str, Any], rounds: int) -> str:
     if kind == "repaired":
         return f"  repaired: run {e['run']} passes"
     if kind == "profiled":
-        return f"  profiled the best, run {e['run']}, as run {e['profile_run']}"
+        return f"  profiled the best, run {e['run']}, as run {e['profile_run']}: {e.get('witness', 'unwitnessed')}"
+    if kind == "contradicted":
+        return f"  run {e['run']} not kept as the best: {e['message']}"
     if kind == "paused":
         return "paused by the person: waiting for rung hint PROBLEM --resume"
     if kind == "resumed":

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from rung.context import Snippet
 
 
-def solution_json(run: Run) -> dict[str, Any]:
-    """One solution's climb, as `check`, `history` and `optimize` list it."""
+def solution_json(run: Run, witnesses: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One solution's climb, as `check`, `history` and `optimize` list it; `witnesses`: the optimize
+    loop's witness of a version, by run (`figure_marks`)."""
     return {
         "path": run.solution.path,
         "sha256": run.solution.sha256,
@@ -38,7 +39,37 @@ def solution_json(run: Run) -> dict[str, Any]:
         "verdict": run.verdict,
         "why": run.why,
         "rungs": [r.to_dict() for r in run.rungs],
+        "bench_figures": figure_marks(run, (witnesses or {}).get(run.id)),
     }
+
+
+def figure_marks(run: Run, witness: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each bench case's figure and what stands behind it (issue 39): `witnessed` where Nsight
+    Compute, timing the same case's call in a process of its own, reads it within the band for
+    its size (`ncu_ms` beside it); `contradicted` where the figure reads faster than that band
+    allows (the version FAILED, `why` says how); else `unwitnessed`, a figure only the solution's
+    process measured: only the profiled case (the last) can have a witness, and only where
+    profile ran. `witness`: one taken apart from the run (the optimize loop's profile climb of a
+    version it chose), else the run's own profile rung's."""
+    profile = next((r for r in run.rungs if r.name == "profile"), None)
+    w = witness or (profile.metrics.get("witness") if profile else None) or {}
+    bench = next((r for r in run.rungs if r.name == "bench"), None)
+    marks = []
+    for c in bench.metrics.get("cases", []) if bench else []:
+        if not isinstance(c, dict) or "case" not in c:
+            continue
+        mark: dict[str, Any] = {"case": c["case"], "median_ms": c.get("median_ms"), "witness": "unwitnessed"}
+        same = json.dumps(w.get("case"), sort_keys=True) == json.dumps(c["case"], sort_keys=True)
+        if same and w.get("verdict") in ("witnessed", "contradicted"):
+            mark["witness"] = w["verdict"]
+            if "ncu_us" in w:
+                mark["ncu_ms"] = w["ncu_us"] / 1e3
+            if "profile_run" in w:
+                mark["profile_run"] = w["profile_run"]
+            if w["verdict"] == "contradicted":
+                mark["why"] = w.get("message") or (profile.message.splitlines()[0] if profile else "")
+        marks.append(mark)
+    return marks
 
 
 def check_doc(runs: list[Run]) -> dict[str, Any]:

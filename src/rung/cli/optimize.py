@@ -187,8 +187,8 @@ def _optimize_summary(outcome: Any, json_out: bool, jsonl: bool) -> None:
         "schema": SCHEMA,
         "reason": outcome.reason,
         "rounds": outcome.rounds,
-        "best": views.solution_json(outcome.best),
-        "candidates": [views.solution_json(r) for r in outcome.candidates],
+        "best": views.solution_json(outcome.best, outcome.witnesses),
+        "candidates": [views.solution_json(r, outcome.witnesses) for r in outcome.candidates],
         "no_version": outcome.failures,
         "spent": outcome.spent,
     }
@@ -199,7 +199,9 @@ def _optimize_summary(outcome: Any, json_out: bool, jsonl: bool) -> None:
         print(dumps(summary))
         return
     out.print(
-        f"best: run {outcome.best.id} {outcome.best.solution.path} ({outcome.best.verdict})", markup=False
+        f"best: run {outcome.best.id} {outcome.best.solution.path} ({outcome.best.verdict}) "
+        f"{render.witnessed(outcome.best, outcome.witnesses)}".rstrip(),
+        markup=False,
     )
     s = outcome.spent
     out.print(

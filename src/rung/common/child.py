@@ -175,8 +175,9 @@ class Child:
             code: int | None = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = None
+        lost = str(getattr(self.proc, "lost", ""))  # a forked child that died with its server
         self.kill()
-        return ChildCrashed(describe_exit(code, self.name), self.stderr_tail())
+        return ChildCrashed(lost or describe_exit(code, self.name), self.stderr_tail())
 
     def stderr_tail(self, max_lines: int = 20) -> str:
         return tail_text(self.stderr_path, max_lines=max_lines)

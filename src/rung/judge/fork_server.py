@@ -137,8 +137,12 @@ class ForkServer:
             return None
         try:
             self.sock.send(json.dumps({"op": "wait", "pid": pid}).encode())
+        except OSError:
+            self._gone(self._how_it_ended())
+            return None
+        try:
             answer, _ = self._receive()
-        except (OSError, ServerGone):
+        except ServerGone:
             return None
         status = answer.get("status")
         return status if isinstance(status, int) and answer.get("pid") == pid else None
@@ -156,8 +160,7 @@ class ForkServer:
             except OSError as e:
                 raise self._gone(f"its socket failed ({e.strerror})") from None
             if not data:
-                code = self.proc.wait() if self.proc is not None else None
-                raise self._gone(f"it ended with code {code}")
+                raise self._gone(self._how_it_ended())
             answer = json.loads(data)
             if self.ready:
                 return answer, fds
@@ -166,6 +169,14 @@ class ForkServer:
                 self._end()
                 raise ServerGone(self.broken)
             self.ready = True
+
+    def _how_it_ended(self) -> str:
+        """Its exit, where its socket closed (it ends within moments of that)."""
+        code = None
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = self.proc.wait(timeout=5)
+        return f"it ended with code {code}" if code is not None else "it closed its socket"
 
     def _gone(self, why: str) -> ServerGone:
         """Forget a server that will answer no more (the next fork starts a new one)."""
@@ -194,6 +205,8 @@ class Forked:
         self._fds = [os.dup(fd) for fd in fds]  # for a fresh start, should the fork not come
         self.answer: dict[str, Any] = {}
         self.returncode: int | None = None
+        self.name = "solution process"
+        self.lost = ""  # how it ended, where the judge knows better than its exit status
         self._pid = 0
         self._pidfd = -1
         self._instead: Process | None = None
@@ -242,11 +255,11 @@ class Forked:
             raise subprocess.TimeoutExpired("forked solution process", timeout or 0)
         if self.returncode is None:
             status = self.server.status(self._pid)
-            if status is None:  # the server is gone: the child came to the judge, its subreaper
-                with contextlib.suppress(ChildProcessError):
+            if status is None:  # the server is gone, and the kernel killed its children with it
+                self.lost = f"the fork server ended ({self.server.last_end}), and the {self.name} with it"
+                with contextlib.suppress(ChildProcessError):  # it came to the judge, its subreaper
                     pid, status = os.waitpid(self._pid, os.WNOHANG)
                     status = status if pid else None
-            # No status anywhere: the server died, and the kernel killed its children with it.
             self.returncode = -signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
             os.close(self._pidfd)
             self._pidfd = -1

@@ -76,7 +76,8 @@ def parse(text: str) -> Report:
     records = 0
     tool_notes: list[str] = []
     current: Access | None = None
-    for raw in text.splitlines():
+    for raw in text.split("\n"):  # the file's lines only: splitlines would also break at \x85, \u2028
+        raw = raw.removesuffix("\r")
         if not raw.startswith(PREFIX):
             continue
         body = raw[len(PREFIX) :]

@@ -89,11 +89,12 @@ def _child(server: socket.socket, fds: list[int], parent: int) -> None:
         why = _single_threaded()
         if why:
             raise RuntimeError(f"forked with {why}")
-        _fresh_state()
         from rung.common.channel import Channel
-        from rung.solution.main import serve
+        from rung.solution import main
 
-        code = serve(Channel(req_r, res_w))
+        _fresh_state()
+        sys.argv = [str(main.__file__), str(req_r), str(res_w)]  # as a fresh one's reads
+        code = main.serve(Channel(req_r, res_w))
     except BaseException:
         traceback.print_exc()
     finally:

@@ -1,20 +1,22 @@
 """memcheck, the judge's part: the solution's kernels under compute-sanitizer on the smallest test cases.
 
-Asked for only (`RUNG_MEMCHECK=1`): memcheck runs kernels 10 to 100 times slower. On the CPU a
-read past an input meets the poisoned band after it (NaN); on a GPU the caching allocator packs
-tensors side by side, so such a read lands in another tensor, and only a sanitizer sees it.
+Asked for only (`RUNG_MEMCHECK=1`): memcheck runs kernels 10 to 100 times slower. Without a GPU
+the ladder leaves it SKIPPED (`needs_gpu`); without compute-sanitizer it is SKIPPED saying so. On
+the CPU a read past an input meets the poisoned band after it (NaN); on a GPU the caching
+allocator packs tensors side by side, so such a read lands in another tensor, and only a
+sanitizer sees it.
 
 The judge draws the MAX_CASES smallest test cases' inputs, saves them in the candidate's scratch
 folder, and runs `compute-sanitizer --tool memcheck` on `rung.solution.memcheck_target`, a
 solution process confined like the others that calls the solution once on each. Torch's caching
 allocator is off there (PYTORCH_NO_CUDA_MEMORY_CACHING=1), so every tensor is an allocation of
 its own, and the tool pads each with PADDING_BYTES: a read past an input is past its allocation,
-never inside the next tensor, and the tool reports it. The tool writes its
-report (`--log-file`) into the run's `memcheck/` folder, made here, which the solution process
-cannot write; what that process prints goes to another file. The judge reads the report without
-following links, at most MAX_REPORT_BYTES, and decides: FAILED naming the first access the tool
-reports, OK when it reports none and every call returned, ERROR when the tool wrote no summary or
-a call failed only under it (a solution that makes the check fall over does not pass it).
+never inside the next tensor, and the tool reports it. The tool writes its report (`--log-file`)
+into the run's `memcheck/` folder, made here, which the solution process cannot write; what that
+process prints goes to another file there. The judge reads the report without following links,
+at most MAX_REPORT_BYTES, and decides: FAILED naming the first access the tool reports, OK when
+it reports none and every call returned, ERROR when the tool wrote no summary or a call failed
+only under it (a solution that makes the check fall over does not pass it).
 """
 
 from __future__ import annotations
@@ -72,8 +74,6 @@ def command(exe: str, log: Path, target: list[str]) -> list[str]:
 def memcheck(session: Any, params: dict[str, Any]) -> RungResult:
     if not knobs.get("RUNG_MEMCHECK"):
         return RungResult("memcheck", Status.SKIPPED, "not asked for (RUNG_MEMCHECK=1, or rung --memcheck 1)")
-    if session.device != "cuda":
-        return RungResult("memcheck", Status.SKIPPED, "no CUDA device on this machine")
     exe = find()
     if exe is None:
         why = "compute-sanitizer is not installed here (PATH, /usr/local/cuda/bin)"
