@@ -21,9 +21,10 @@ CONTROLLER = [
     "rung.store",
     "rung.render",
 ]
-# The data model, the error tree, the settings, the ladder, a problem's files read as data:
-# none imports anything of rung above them (knobs reads the ladder, problem_data the data model).
-BOTTOM = frozenset({"spec", "errors", "knobs", "ladder", "problem_data"})
+# The data model, the error tree, the settings, the ladder and its rung table, a problem's files
+# read as data: none imports anything of rung above them (knobs reads the ladder, problem_data
+# the data model; rung_table names its functions as text, imported where they run).
+BOTTOM = frozenset({"spec", "errors", "knobs", "ladder", "rung_table", "problem_data"})
 ANY = None  # a controller folder: any top-level module
 # folder: (the top-level modules it may import, the other folders it may import)
 FOLDERS: dict[str, tuple[frozenset[str] | None, frozenset[str]]] = {

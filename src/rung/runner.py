@@ -19,13 +19,10 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from rung import backends, devices, knobs, precheck
+from rung import backends, devices, knobs, precheck, rung_table
 from rung.common import confine
 from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.common.logcap import last_words
-from rung.derived.roofline import roofline
-from rung.derived.sass import dump
-from rung.derived.trace import trace
 from rung.errors import ProblemError, UsageError
 from rung.judge_process import Judge
 from rung.ladder import LADDER, RungSpec
@@ -34,12 +31,6 @@ from rung.store import Store
 
 JUDGE_GRACE_S = 600.0
 LEFT_OUT = "left out (RUNG_SKIP)"  # a rung RUNG_SKIP names: its message
-
-CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
-    "roofline": roofline,
-    "dump": dump,
-    "trace": trace,
-}
 
 OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
@@ -307,8 +298,9 @@ def _one(
         if got is None or got.status != Status.OK:
             why = got.status.value if got else "not run"
             return RungResult(spec.name, Status.SKIPPED, f"needs {need}, which is {why}")
-    if spec.in_controller:
-        return CONTROLLER_RUNGS[spec.name](results, device)
+    implementation = rung_table.RUNGS[spec.name]
+    if implementation.where == rung_table.CONTROLLER:
+        return implementation.load()(results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
     start = time.perf_counter()
     try:
