@@ -146,6 +146,19 @@ def test_the_server_holds_no_secret_and_is_single_threaded(server, tmp_path, mon
     session.solution.close()
 
 
+def test_the_server_refuses_to_fork_beside_another_thread():
+    from rung.solution.forked import _single_threaded
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert "threads" in _single_threaded()
+    finally:
+        stop.set()
+        other.join()
+
+
 def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(server, tmp_path, monkeypatch):
     session = _session(tmp_path, "killed", "import os\n" + KERNEL)
     assert _load(session).metrics["confinement"]["start"] == "fork server"
@@ -160,7 +173,9 @@ def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(se
     ):
         _load(slow)
     killer.join()
-    while session.solution.child.alive:  # its other child dies too, as fast as the kernel tears it down
+    for _ in range(600):  # its other child dies too, as fast as the kernel tears it down
+        if not session.solution.child.alive:
+            break
         time.sleep(0.05)
     # The next start restarts it, and the record says so.
     again = _load(session)
@@ -174,4 +189,17 @@ def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(se
     fresh = _load(session)
     assert fresh.status == Status.OK, fresh.message
     assert fresh.metrics["confinement"]["start"].startswith("fresh interpreter (fork server: it died 2 times")
+    session.solution.close()
+
+
+def test_where_the_platform_cannot_fork_safely_the_start_is_fresh_and_says_why(server, tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "pidfd_open")
+    session = _session(tmp_path, "platform", "import os\n" + KERNEL)
+    loaded = _load(session)
+    assert loaded.status == Status.OK, loaded.message
+    assert (
+        loaded.metrics["confinement"]["start"]
+        == "fresh interpreter (fork server: no pidfd_open or SCM_RIGHTS on this platform)"
+    )
+    assert server.pid is None  # none was started
     session.solution.close()

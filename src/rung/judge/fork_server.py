@@ -57,6 +57,7 @@ class ForkServer:
         self.broken = ""  # why no fork will be asked of a server again, once one could not
         self.restarts = 0
         self.last_end = ""  # how the last server ended, for the record of the next child
+        self.generation = 0  # servers started: a child's status is asked of the one that forked it
         self._pending: deque[Forked] = deque()  # asked for, not yet answered, in order
 
     @property
@@ -65,6 +66,8 @@ class ForkServer:
 
     def start(self) -> None:
         """Start a server unless one runs; do not wait for it."""
+        if not hasattr(os, "pidfd_open") or not hasattr(socket, "send_fds"):
+            self.broken = "no pidfd_open or SCM_RIGHTS on this platform"
         if self.broken or (self.sock is not None and self.pid is not None):
             return
         if self.proc is not None:  # it died, or stopped answering and was let go of
@@ -95,6 +98,7 @@ class ForkServer:
         finally:
             theirs.close()
         self.sock, self.ready = ours, False
+        self.generation += 1
 
     def spawn(self, fds: tuple[int, int, int, int], fresh: Fresh) -> tuple[Process, str]:
         """A child forked by the server on these descriptors, or, where it cannot be, a fresh
@@ -167,7 +171,7 @@ class ForkServer:
             if not answer.get("ready"):
                 self.broken = str(answer.get("why") or "it could not prepare")
                 self._end()
-                raise ServerGone(self.broken)
+                raise self._gone(self.broken)
             self.ready = True
 
     def _how_it_ended(self) -> str:
@@ -203,6 +207,7 @@ class Forked:
     def __init__(self, server: ForkServer, fds: tuple[int, int, int, int], fresh: Fresh, how: str) -> None:
         self.server, self.fresh, self.started = server, fresh, how
         self._fds = [os.dup(fd) for fd in fds]  # for a fresh start, should the fork not come
+        self.generation = server.generation
         self.answer: dict[str, Any] = {}
         self.returncode: int | None = None
         self.name = "solution process"
@@ -254,8 +259,9 @@ class Forked:
         if not self._ended(timeout):
             raise subprocess.TimeoutExpired("forked solution process", timeout or 0)
         if self.returncode is None:
-            status = self.server.status(self._pid)
-            if status is None:  # the server is gone, and the kernel killed its children with it
+            same = self.server.generation == self.generation
+            status = self.server.status(self._pid) if same else None
+            if status is None:  # its server is gone, and the kernel killed its children with it
                 self.lost = f"the fork server ended ({self.server.last_end}), and the {self.name} with it"
                 with contextlib.suppress(ChildProcessError):  # it came to the judge, its subreaper
                     pid, status = os.waitpid(self._pid, os.WNOHANG)

@@ -11,7 +11,8 @@ of its own (its cache flush among it). The band a figure may read under the witn
 class, from the fidelity table (docs/BENCHMARKS.md, H200, 2026-12-04: CUPTI's span, which reads
 under the events figure bench reports now, against ncu): -40.6% at 1.3 us, -17.7% at 4 us,
 -13.0% at 8 us, -11.1% at 10 us, -2.9% at 44 us, -1.4% at most from 127 us up; each band holds
-the worst honest reading with room.
+the worst honest reading with room. Data-model code only (no torch): the optimize loop holds a
+candidate's figure against its profile climb's duration with the same bands (`rung.chosen`).
 """
 
 from __future__ import annotations

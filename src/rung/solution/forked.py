@@ -32,6 +32,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -128,6 +129,19 @@ def _reap(statuses: dict[int, int]) -> None:
             statuses.pop(next(iter(statuses)))
 
 
+def _ended(pid: int) -> int | None:
+    """The wait status of a child the judge saw end (its pidfd said so), as soon as it is here."""
+    for _ in range(100):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return status
+        time.sleep(0.01)
+    return None
+
+
 def _die_with(parent: int) -> None:
     """Killed by the kernel when `parent` ends; at once where it already has."""
     from rung.common import confine
@@ -158,8 +172,8 @@ def serve_forks(server: socket.socket) -> int:
         _reap(statuses)
         if request.get("op") == "wait":
             pid = int(request["pid"])
-            with_status = statuses.pop(pid, None)
-            _answer(server, {"pid": pid, "status": with_status})
+            status = statuses.pop(pid) if pid in statuses else _ended(pid)
+            _answer(server, {"pid": pid, "status": status})
             continue
         if request.get("op") != "fork" or len(fds) != 4:
             for fd in fds:
