@@ -146,6 +146,19 @@ def test_the_server_holds_no_secret_and_is_single_threaded(server, tmp_path, mon
     session.solution.close()
 
 
+def test_a_forked_child_runs_the_library_threads_a_fresh_one_does(server, tmp_path, monkeypatch):
+    # The judge counts them before the import: one a library started later (numpy's OpenBLAS pool,
+    # which the fork stopped) would be taken for the solution's (guard's no_stray_threads).
+    counts = {}
+    for knob in ("1", "0"):
+        monkeypatch.setenv("RUNG_FORK_SERVER", knob)
+        session = _session(tmp_path, f"threads{knob}", "import os\n" + KERNEL)
+        session.ready_to_import()
+        counts[knob] = sorted(session.threads.baseline.values())
+        session.solution.close()
+    assert counts["1"] == counts["0"] and len(counts["1"]) > 1
+
+
 def test_the_server_refuses_to_fork_beside_another_thread():
     from rung.solution.forked import _single_threaded
 
@@ -157,6 +170,15 @@ def test_the_server_refuses_to_fork_beside_another_thread():
     finally:
         stop.set()
         other.join()
+
+
+def test_the_server_refuses_to_serve_once_cuda_is_initialised_in_it(monkeypatch):
+    import torch
+
+    from rung.solution.forked import _prepare
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    assert "CUDA was initialised in the fork server" in _prepare()  # before it forks anything
 
 
 def test_a_killed_server_is_restarted_then_given_up_on_and_the_record_says_so(server, tmp_path, monkeypatch):

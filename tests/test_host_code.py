@@ -11,6 +11,7 @@ two CUDA C++ ones build under the same extension name. The CPU builds take 2 to 
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
 import threading
@@ -287,6 +288,21 @@ def test_a_killed_build_leaves_nothing_a_later_build_waits_on_or_reads(keyed, tm
     ]
 
 
+def test_the_recorder_reads_a_keyed_builds_arguments_by_name_however_passed(monkeypatch):
+    """On a GPU the keyed builds are installed before compile records a solution's calls: the
+    recorder binds each call to torch's signature, so the name passed by position is found."""
+    from torch.utils import cpp_extension
+
+    from rung.backends import cuda_record
+
+    monkeypatch.setattr(cpp_extension, "load_inline", cpp_extension.load_inline)
+    monkeypatch.setattr(cpp_extension, "load", cpp_extension.load)
+    torch_builds.install()
+    with cuda_record.recording(None) as found:
+        cpp_extension.load_inline("twice_ext", "", cuda_sources="__global__ void k() {}", functions=["k"])
+    assert [(e.name, e.functions) for e in found] == [("twice_ext", ["k"])]
+
+
 def test_a_build_the_solution_places_itself_is_torchs_own(keyed, tmp_path):
     load_inline, _ = keyed
     own = tmp_path / "own"
@@ -314,6 +330,9 @@ needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA de
 @pytest.mark.gpu
 @needs_gpu
 def test_on_a_gpu_host_code_as_people_write_it_passes_and_its_twin_fails_at_its_line(climb, language):
+    package = {"cute": "cutlass", "tilelang": "tilelang"}.get(language)
+    if package and importlib.util.find_spec(package) is None:
+        pytest.skip(f"{package} is not installed here (the {language} extra)")
     correct, broken = HOST_CODE / f"host_{language}.py", HOST_CODE / f"host_{language}_broken.py"
     run = climb(TINY, correct)
     assert run.verdict == "PASS", [(r.name, r.status.value, r.message) for r in run.rungs]

@@ -19,6 +19,7 @@ builds are not shared.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import sys
@@ -49,6 +50,9 @@ def keyed(original: Callable[..., Any], kind: str) -> Callable[..., Any]:
     """`original` (torch's load_inline or load), each build in a folder of its own key."""
     signature = inspect.signature(original)
 
+    # wraps: what inspects the signature later (cuda_record's recorder binds a call's arguments by
+    # name) sees torch's, not (*args, **kwargs)
+    @functools.wraps(original)
     def build(*args: Any, **kwargs: Any) -> Any:
         call = signature.bind(*args, **kwargs)
         call.apply_defaults()

@@ -54,11 +54,13 @@ def _single_threaded() -> str:
 def _prepare() -> str:
     """Import what every solution process imports before the solution, then leave this process
     single-threaded; '' where it is ready to fork, else why not."""
-    import torch  # noqa: F401  -- the point of the server: imported once, inherited by each child
+    import torch  # the point of the server: imported once, inherited by each child
 
     import rung.solution.harness
     import rung.solution.requests  # noqa: F401
 
+    if torch.cuda.is_initialized():  # asks, never starts it
+        return "CUDA was initialised in the fork server: a child could not use it"
     if not hasattr(os, "pidfd_open"):
         return "no pidfd_open on this platform"
     try:

@@ -130,6 +130,7 @@ def configure_process(cpu_memory_mb: int, interpret: bool) -> None:
     and a cap on the address space."""
     import torch
 
+    _restart_numpy_threads()
     if not torch.cuda.is_available():
         if interpret:
             os.environ["TRITON_INTERPRET"] = "1"
@@ -138,6 +139,17 @@ def configure_process(cpu_memory_mb: int, interpret: bool) -> None:
 
             limit = cpu_memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _restart_numpy_threads() -> None:
+    """numpy's OpenBLAS pool, running again where a fork stopped it (OpenBLAS's own fork handler
+    does), as a fresh interpreter's runs from numpy's import on: the judge counts this process's
+    threads before the solution is imported, and a pool the solution's first BLAS call restarted
+    later would be taken for the solution's thread. Started after confinement, as every thread."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        ones = numpy.ones((256, 256))  # large enough for OpenBLAS to use its threads
+        ones @ ones
 
 
 if __name__ == "__main__":
