@@ -57,7 +57,7 @@ def capture_ncu(out: Path) -> None:
     (out / "ncu.log").write_text(done.stdout + done.stderr)
     print("ncu exit", done.returncode)
     # exported exactly as the profile rung exports a report, by ncu's own module
-    from rung import ncu
+    from rung.common import ncu
 
     export = [sys.executable, "-m", "rung.judge.ncu_export", str(rep.with_suffix(".ncu-rep"))]
     export += [str(out / "softmax_full.json"), *map(str, ncu.python_module_dirs(exe))]

@@ -4,7 +4,7 @@
 
 - `ncu/softmax_full.json` (every metric of a full Nsight Compute report, as ncu_report read it:
   capture_artifacts.py's dump, or `python -m rung.judge.ncu_export REPORT OUT DIR` on the GPU
-  machine) -> tests/fixtures/ncu/softmax_full.json: the metrics rung reads (`rung.ncu_sections`:
+  machine) -> tests/fixtures/ncu/softmax_full.json: the metrics rung reads (`rung.judge.ncu_sections`:
   every section's, every stall reason) and every rule result, as captured;
 - `proton/matmul_trace*` (proton's instrumentation Chrome trace) -> tests/fixtures/proton/
   matmul_trace.chrome_trace: the events of one CTA in EVERY, as captured; and proton's tree
@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from rung.ncu_sections import SECTIONS, STALL  # noqa: E402
-from rung.trace import CALL  # noqa: E402
+from rung.common.cupti_trace import CALL  # noqa: E402
+from rung.judge.ncu_sections import SECTIONS, STALL  # noqa: E402
 
 EVERY = 32  # one CTA in EVERY, across the grid: the first ones alone ran their epilogue 28% slower
 CTA = re.compile(r"CTA(\d+)$")

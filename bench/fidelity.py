@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from rung.common.loader import import_file  # noqa: E402
+from rung.common.measure import measure as rung_measure  # noqa: E402
 from rung.common.timing import Flusher, Policy, graph_timed, plain_protocol  # noqa: E402
 from rung.judge.clocks import Reading  # noqa: E402
-from rung.judge.rungs.bench import measure as rung_measure  # noqa: E402
-from rung.judge.rungs.bench import rotation  # noqa: E402
+from rung.judge.rungs.bench_sizes import rotation  # noqa: E402
 from rung.solution.profiler_warmup import ProfilerWarmup  # noqa: E402
 
 NVTX = "rung_target"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rung.stats import relative_error
+from rung.common.stats import relative_error
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM_SETS = ROOT / ".problem-sets"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rung.stats import relative_error
+from rung.common.stats import relative_error
 
 
 def _rungs(solution: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -24,13 +24,13 @@ from rung.common import safe_files
 from rung.common.copies import folder as copies_folder
 from rung.common.copies import read_copy
 from rung.common.safe_files import Refused, safe_name, unique_name, write_new
+from rung.derived.sass import dump
+from rung.derived.sass_source import Sources
+from rung.derived.trace import trace
 from rung.executors.wire import pack_folder, unpack_folder
 from rung.judge import artifacts
 from rung.judge.artifacts import copy_out, keep_result
-from rung.sass import dump
-from rung.sass_source import Sources
 from rung.spec import RungResult, Status
-from rung.trace import trace
 from tests.conftest import FIXTURES, PROBLEMS, rung_of
 
 PLANTED = FIXTURES / "hostile_artifacts"

@@ -17,7 +17,7 @@ import torch
 
 from rung import backends
 from rung.backends import build_cache, cuda_backend, cuda_nvcc, cuda_record
-from rung.sass import facts
+from rung.derived.sass import facts
 from rung.spec import Status
 from tests.conftest import PROBLEMS, Climber, rung_of
 

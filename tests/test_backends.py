@@ -14,13 +14,13 @@ import torch
 from rung import backends, scaffold
 from rung.backends import triton_backend
 from rung.common.messages import SolutionStart
+from rung.derived.trace import summarize
 from rung.errors import UsageError
 from rung.judge.rungs.guard import attributed
 from rung.runner import gpu_only_backends
 from rung.solution import harness as harness_module
 from rung.solution.requests import load
 from rung.spec import Backend, Status
-from rung.trace import summarize
 from tests.conftest import FIXTURES, PROBLEMS, rung_of
 
 LANGUAGES = [b for b in backends.REGISTRY if b is not backends.REGISTRY[-1]]

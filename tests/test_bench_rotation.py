@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from rung.judge.rungs.bench import rotation
+from rung.judge.rungs.bench_sizes import rotation
 
 GIB = 2**30
 
@@ -51,11 +51,11 @@ def test_what_a_case_needs_whatever_its_sets_caps_them():
 
 
 def test_the_ceiling_is_read_from_nested_inputs_too():
-    from rung.judge.rungs.bench import _math
+    from rung.judge.rungs.bench_sizes import math_of
 
     half = torch.empty(4, dtype=torch.float16, device="meta")
-    assert _math(((half, half, torch.empty(4, device="meta")),)) == "fp16_tensor"  # GPU MODE's matmul
-    assert _math((torch.empty(4, dtype=torch.int32), 3)) == "fp32_vector"
+    assert math_of(((half, half, torch.empty(4, device="meta")),)) == "fp16_tensor"  # GPU MODE's matmul
+    assert math_of((torch.empty(4, dtype=torch.int32), 3)) == "fp32_vector"
 
 
 def test_the_sets_asked_for_replace_the_default_and_free_memory_still_caps_them():
@@ -66,7 +66,7 @@ def test_the_sets_asked_for_replace_the_default_and_free_memory_still_caps_them(
 
 
 def test_the_method_names_the_timer_the_sample_count_and_the_inputs():
-    from rung.judge.rungs.bench import method
+    from rung.judge.rungs.bench_words import method
 
     one = method({"timing": "events", "samples": 100, "input_sets": 1})
     assert one.startswith("CUDA events around each call") and "the profiler off" in one
@@ -76,7 +76,7 @@ def test_the_method_names_the_timer_the_sample_count_and_the_inputs():
 
 
 def test_input_sets_that_read_apart_are_named_and_sets_that_agree_are_not():
-    from rung.judge.rungs.bench import sets_apart
+    from rung.judge.rungs.bench_words import sets_apart
 
     case = {"case": {"m": 64}, "median_ms": 0.0405, "samples": 100}
     apart = sets_apart({**case, "per_set_median_ms": [0.0393, 0.0470, 0.0401, 0.0468, 0.0396]})
@@ -89,7 +89,7 @@ def test_input_sets_that_read_apart_are_named_and_sets_that_agree_are_not():
 
 
 def test_idle_time_between_kernels_is_named_where_it_weighs_and_not_otherwise():
-    from rung.judge.rungs.bench import idle_between_kernels
+    from rung.judge.rungs.bench_words import idle_between_kernels
 
     # GPU MODE's sort at 10^5 (2026-12-06-f): 8 kernels, 73 us of a 116 us span idle
     sort = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from itertools import count
 
+from rung.common.cupti_trace import CALL
 from rung.common.measure import call_spans
-from rung.trace import CALL
 
 _ids = count(1)
 

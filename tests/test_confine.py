@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import rung
-from rung.confine import allowed_environment, landlock_abi, probe
+from rung.common.confine import allowed_environment, landlock_abi, probe
 
 SRC = Path(rung.__file__).resolve().parents[1]
 ABI = landlock_abi()
@@ -29,7 +29,7 @@ def needs_landlock(abi: int, what: str) -> pytest.MarkDecorator:
 PRELUDE = """
 import json, os, signal, socket, subprocess, sys
 from pathlib import Path
-from rung.confine import confine_self
+from rung.common.confine import confine_self
 ARGS = json.loads(sys.argv[1])
 
 def confine():
@@ -142,7 +142,7 @@ report(
 # A parent with a secret in its environment and an abstract unix socket listening; it runs the
 # child (with an allow-listed environment), then reports what the child saw, and that it lived.
 PARENT = """
-from rung.confine import allowed_environment
+from rung.common.confine import allowed_environment
 listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 listener.bind(ARGS["socket"])
 listener.listen(8)
@@ -271,7 +271,7 @@ report(said=said)
 # A subreaper starts a child that leaves a daemon (double fork, setsid, stdio closed) and exits.
 SUPERVISOR = """
 import time
-from rung.confine import become_subreaper, descendants, kill_tree
+from rung.common.confine import become_subreaper, descendants, kill_tree
 LEAVER = '''
 import os, time
 if os.fork() == 0:
@@ -321,8 +321,8 @@ def _ended(pid: int) -> bool:
 def test_a_child_that_asked_dies_with_its_parent():
     got = python(
         """
-from rung.confine import die_with_parent
-orphan = subprocess.Popen([sys.executable, "-c", "from rung.confine import die_with_parent; "
+from rung.common.confine import die_with_parent
+orphan = subprocess.Popen([sys.executable, "-c", "from rung.common.confine import die_with_parent; "
                            "die_with_parent(); print(flush=True); import time; time.sleep(30)"],
                           stdout=subprocess.PIPE)
 orphan.stdout.readline()
@@ -340,7 +340,7 @@ def test_undumpable_and_subreaper_are_set():
     got = python(
         """
 import ctypes
-from rung.confine import become_subreaper, make_undumpable
+from rung.common.confine import become_subreaper, make_undumpable
 libc = ctypes.CDLL(None)
 reaper = ctypes.c_int(0)
 undumpable = make_undumpable()

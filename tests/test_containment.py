@@ -98,12 +98,12 @@ def test_the_judge_out_of_gpu_memory_is_an_error_that_says_so(monkeypatch, tmp_p
     import torch
 
     from rung.judge import main
-    from rung.judge.rungs import WORKER_RUNGS
+    from rung.judge.rungs import JUDGE_RUNGS
 
     def out_of_memory(session, params):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.\nmore")
 
-    monkeypatch.setitem(WORKER_RUNGS, "guard", out_of_memory)
+    monkeypatch.setitem(JUDGE_RUNGS, "guard", out_of_memory)
     said = main.handle(SimpleNamespace(warnings={}, run_dir=tmp_path), "guard", {})
     assert said["status"] == "ERROR"
     assert (

@@ -13,7 +13,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import cut_fixtures
 
-from rung.trace import CALL
+from rung.common.cupti_trace import CALL
 
 
 def test_a_bench_trace_is_cut_after_its_first_calls(tmp_path):

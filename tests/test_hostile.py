@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from rung import confine
+from rung.common import confine
 from rung.errors import ProblemError
 from rung.spec import Status
 from tests.conftest import FIXTURES, rung_of

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rung import confine
+from rung.common import confine
 from rung.common.channel import Channel, MessageTooLarge
 from rung.common.child import describe_exit
 from rung.common.logcap import bounded
@@ -156,24 +156,24 @@ def test_a_message_past_the_cap_is_refused_and_strings_keep_head_and_tail():
 
 
 def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_path):
-    from rung.judge_process import Worker
+    from rung.judge_process import Judge
 
     run_dir = tmp_path / "run"
     source = (TINY / "solutions" / "good.py").read_text()
     hello = {"problem": str(TINY), "source": source, "solution_name": "good.py", "run_dir": str(run_dir),
              "seed": 1, "confine": True, "cwd": str(TINY)}  # fmt: skip
     shm = _shm()
-    worker = Worker(hello, run_dir / "logs")
+    judge = Judge(hello, run_dir / "logs")
     try:
-        assert worker.call("run", {"timeout_s": 120}, 300)["status"] == "OK"  # buffers were made
-        assert worker.child.proc is not None
-        judge = worker.child.proc.pid
-        below = confine.descendants(judge)
+        assert judge.call("run", {"timeout_s": 120}, 300)["status"] == "OK"  # buffers were made
+        assert judge.child.proc is not None
+        judge_pid = judge.child.proc.pid
+        below = confine.descendants(judge_pid)
         assert below  # its solution process
-        os.kill(judge, 9)
-        worker.child.proc.wait()
+        os.kill(judge_pid, 9)
+        judge.child.proc.wait()
     finally:
-        worker.child.kill()
+        judge.child.kill()
     for _ in range(100):
         if not any(map(_alive, below)):
             break

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from rung import confine, knobs, problem_data, runner
+from rung import knobs, problem_data, runner
+from rung.common import confine
 from rung.judge.rungs import memcheck as memcheck_rung
 from rung.judge.rungs.memcheck import MAX_REPORT_BYTES, judged, memcheck
 from rung.judge.sanitizer_report import MAX_FIELD_CHARS, parse

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from rung import ncu
+from rung.common import ncu
+from rung.judge.ncu_sections import rules, sections
+from rung.judge.ncu_summary import SUMMARY_LINES, bottleneck, interpret, replay_passes, summarize
 from rung.judge.rungs.profile import profile
 from rung.judge.session import Session
-from rung.ncu_sections import rules, sections
-from rung.profile import SUMMARY_LINES, bottleneck, interpret, replay_passes, summarize
 from rung.spec import Status
 from tests.conftest import FIXTURES
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rung.roofline import roofline
+from rung.derived.roofline import roofline
 from rung.spec import Device, RungResult, Status
 
 H200 = Device(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rung import knobs
-from rung.sass_source import Sources, Where, hottest, parse, render
+from rung.derived.sass_source import Sources, Where, hottest, parse, render
 from rung.spec import Status
 from tests.conftest import PROBLEMS, rung_of
 

@@ -13,9 +13,9 @@ import pytest
 
 from rung import knobs
 from rung.common.loader import import_file
+from rung.common.proton_scopes import lines, summarize
 from rung.judge.rungs.scopes import _read_untrusted, scopes
 from rung.judge.session import Session
-from rung.scopes import lines, summarize
 from rung.solution.scope_marks import launched_kernels, with_phases
 from rung.spec import Status
 from tests.conftest import FIXTURES, PROBLEMS

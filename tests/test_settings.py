@@ -190,7 +190,7 @@ def test_resolved_values_reach_knobs_and_the_judges_environment_then_go(tmp_path
     resolved = settings.resolve({"RUNG_ARCH": "sm_100"}, tmp_path)
     with settings.exported(resolved):
         assert knobs.get("RUNG_TRIALS") == 1 and knobs.get("RUNG_ARCH") == "sm_100"
-        env = judge_process.worker_environment()
+        env = judge_process.judge_environment()
         assert env["RUNG_TRIALS"] == "1" and env["RUNG_ARCH"] == "sm_100"
         assert "RUNG_SEED" not in env  # a default stays unset: the judge's knobs give it
     assert "RUNG_TRIALS" not in os.environ and knobs.get("RUNG_ARCH") == "sm_90"

@@ -9,7 +9,7 @@ from typing import Any
 from rung import runner
 from rung.agents.replay import ReplayAgent
 from rung.common.child import Child
-from rung.judge_process import Worker
+from rung.judge_process import Judge
 from rung.optimize import Budget, optimize
 from rung.spare_judges import SpareJudges
 from rung.store import Store
@@ -22,18 +22,18 @@ def _count(monkeypatch) -> tuple[list[str], list[str]]:
     """The modules launched and the solutions adopted, as they happen."""
     launched: list[str] = []
     adopted: list[str] = []
-    launch, adopt = Child.launch, Worker.adopt
+    launch, adopt = Child.launch, Judge.adopt
 
     def counted_launch(self: Child, *args: Any, **kwargs: Any) -> None:
         launched.append(self.module)
         launch(self, *args, **kwargs)
 
-    def counted_adopt(self: Worker, hello: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+    def counted_adopt(self: Judge, hello: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         adopted.append(hello["solution_name"])
         adopt(self, hello, *args, **kwargs)
 
     monkeypatch.setattr(Child, "launch", counted_launch)
-    monkeypatch.setattr(Worker, "adopt", counted_adopt)
+    monkeypatch.setattr(Judge, "adopt", counted_adopt)
     return launched, adopted
 
 

@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from rung.stats import median_sem, ratio, relative_error, summary
+from rung.common.stats import median_sem, ratio, relative_error, summary
 
 
 def test_the_medians_error_is_the_whole_range_for_ten_samples():

@@ -14,13 +14,14 @@ import pytest
 import torch
 
 from rung import devices
-from rung.ceilings_datasheet import datasheet
+from rung.common.ceilings_datasheet import datasheet
 from rung.common.checked_calls import drawn, reservoir, slot_of
 from rung.common.shm import TensorSpec
+from rung.derived.roofline import roofline
 from rung.judge import ceilings, gpu_facts, gpu_lock
-from rung.judge.rungs.bench import change_one, check_choice, read_bytes, restore
+from rung.judge.rungs.bench_checks import change_one, check_choice, restore
+from rung.judge.rungs.bench_sizes import read_bytes
 from rung.judge.rungs.outcome import Failed
-from rung.roofline import roofline
 from rung.solution.bench import Snapshots
 from rung.spec import Device, RungResult, Status
 from tests.conftest import FIXTURES

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from rung.common.cupti_trace import CALL
 from rung.common.measure import HARNESS, left_running
-from rung.judge.rungs.bench import _check_timed
+from rung.judge.rungs.bench_checks import check_timed
 from rung.judge.rungs.outcome import Failed
-from rung.trace import CALL
 
 HONEST = {"mean_ms": 0.1, "samples": 100, "snapshots": [], "harm": {}}
 
@@ -17,7 +17,7 @@ KEY = bytes(16)
 
 
 def _judge(**answer):
-    return _check_timed(None, {"n": 1}, [], (None, None), {**HONEST, **answer}, ([], KEY), held_s=1.0)
+    return check_timed(None, {"n": 1}, [], (None, None), {**HONEST, **answer}, ([], KEY), held_s=1.0)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def _shots(n: int) -> list[dict]:
 def _timed(session, shots, monkeypatch, wrong_set=-1):
     import torch
 
-    from rung.judge.rungs import bench
+    from rung.judge.rungs import bench_checks
 
     seen = []
 
@@ -151,12 +151,12 @@ def _timed(session, shots, monkeypatch, wrong_set=-1):
         seen.append(inputs)
         return inputs != wrong_set, "values differ", {}
 
-    monkeypatch.setattr(bench, "judge_outputs", judge_outputs)
+    monkeypatch.setattr(bench_checks, "judge_outputs", judge_outputs)
     references = (torch.zeros(4), {0: session.reference(0, True)})  # as bench hands set 0's over
     n = len(shots)
     answer = {**HONEST, "snapshots": shots, "timed_calls": n, "samples": n}
     slots = [[torch.zeros(4)] for _ in range(n + 1)]  # the last one the CUPTI pass's, not run here
-    checked = _check_timed(session, {"n": 1}, [0, 1, 2], references, answer, (slots, KEY), 1.0)
+    checked = check_timed(session, {"n": 1}, [0, 1, 2], references, answer, (slots, KEY), 1.0)
     return checked, seen
 
 

@@ -8,8 +8,9 @@ from itertools import count
 import pytest
 
 from rung import backends
+from rung.common.cupti_trace import CALL, HARNESS, host_ranges, launches_by_correlation
+from rung.derived.trace import summarize, trace
 from rung.spec import Device, RungResult, Status
-from rung.trace import CALL, HARNESS, host_ranges, launches_by_correlation, summarize, trace
 from tests.conftest import ROOT
 
 H200 = Device("cuda", "NVIDIA H200", "sm_90")
@@ -120,8 +121,8 @@ def test_the_poison_fill_runs_in_a_harness_range_inside_the_call(tmp_path):
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
+    from rung.common.cupti_trace import enclosing, host_ranges
     from rung.common.poison import poisoned_allocations
-    from rung.trace import enclosing, host_ranges
 
     with profile(activities=[ProfilerActivity.CPU]) as prof, record_function(CALL), poisoned_allocations():
         torch.empty(64)

@@ -15,11 +15,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from rung import confine, knobs
+from rung import knobs
+from rung.common import confine
 from rung.common.child import Child, ChildCrashed, ChildTimedOut
 
 
-def worker_environment() -> dict[str, str]:
+def judge_environment() -> dict[str, str]:
     """The judge's environment: an allow-list of this one's, rung's own settings, rung importable."""
     secret = knobs.secret_names(dict(os.environ))
     settings = [n for n in os.environ if n in knobs.KNOBS and n not in secret]
@@ -30,7 +31,7 @@ def worker_environment() -> dict[str, str]:
     return env
 
 
-class Worker:
+class Judge:
     """The judge for one solution of one problem; started again on demand after a crash."""
 
     def __init__(self, hello: dict[str, Any], log_dir: Path) -> None:
@@ -55,7 +56,7 @@ class Worker:
         """Launch the judge if it is not running, without waiting for it to import anything."""
         if not self.child.alive:
             self.child.log_dir = self.log_dir
-            self.child.launch(self.hello, worker_environment(), self.hello.get("cwd") or None)
+            self.child.launch(self.hello, judge_environment(), self.hello.get("cwd") or None)
 
     def call(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Ask the judge to do `op`; its reply, or ChildCrashed / ChildTimedOut."""

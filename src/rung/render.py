@@ -13,8 +13,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from rung import views
-from rung.ceilings_datasheet import datasheet
+from rung import rung_table, views
+from rung.common.ceilings_datasheet import datasheet
+from rung.rung_table import figure_text as _fmt
 from rung.spec import Device, Outcome, Problem, Run, RungResult, Status
 
 STYLE = {
@@ -34,29 +35,9 @@ OUTCOME_STYLE = {
 }
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        if math.isinf(v) or math.isnan(v):
-            return str(v)
-        return f"{v:.3g}"
-    return str(v)
-
-
 def figures(r: RungResult) -> str:
-    """The few numbers of a rung worth a glance."""
-    m = r.metrics
-    if r.name == "load":
-        return f"backend={m.get('backend', '?')}"
-    if r.name == "compile" and "max_registers" in m:
-        return f"regs={m['max_registers']} smem={m['max_shared_bytes']}B spills={m['spill_instructions']}"
-    if r.name == "run" and "call_s" in m:
-        return f"call={m['call_s']:.3g}s launches={m.get('launches', 0)}"
-    if r.name in ("correct", "scale") and "max_abs_err" in m:
-        # what is missing comes first, where anything is: the error figures then read inf
-        missing = [k for k in ("unwritten_pct", "nonfinite_mismatches") if m.get(k)]
-        keys = (*missing, "max_abs_err", "max_rel_err", "psnr_db", "cosine")
-        return " ".join(f"{k}={_fmt(m[k])}" for k in keys if k in m)
-    return ""
+    """The few numbers of a rung worth a glance (its headline in `rung_table`)."""
+    return rung_table.headline(r.name, r.metrics)
 
 
 MESSAGE_COLUMN = 31  # where a rung's further message lines start

@@ -19,26 +19,18 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from rung import backends, confine, devices, knobs, precheck
+from rung import backends, devices, knobs, precheck, rung_table
+from rung.common import confine
 from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.common.logcap import last_words
 from rung.errors import ProblemError, UsageError
-from rung.judge_process import Worker
+from rung.judge_process import Judge
 from rung.ladder import LADDER, RungSpec
-from rung.roofline import roofline
-from rung.sass import dump
 from rung.spec import Device, Problem, Run, RungResult, Solution, Status
 from rung.store import Store
-from rung.trace import trace
 
 JUDGE_GRACE_S = 600.0
 LEFT_OUT = "left out (RUNG_SKIP)"  # a rung RUNG_SKIP names: its message
-
-CONTROLLER_RUNGS: dict[str, Callable[[dict[str, RungResult], Device], RungResult]] = {
-    "roofline": roofline,
-    "dump": dump,
-    "trace": trace,
-}
 
 OnRung = Callable[[Run, RungResult], None]
 OnRun = Callable[[Run], None]
@@ -67,11 +59,11 @@ def _hello(
 
 def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, Any]:
     """One request to a fresh judge that holds no solution."""
-    worker = Worker(_hello(folder, None, None, scratch, 0), scratch)
+    judge = Judge(_hello(folder, None, None, scratch, 0), scratch)
     try:
-        return worker.call(op, {}, timeout_s)
+        return judge.call(op, {}, timeout_s)
     finally:
-        worker.close()
+        judge.close()
 
 
 def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
@@ -82,8 +74,8 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
 
 
 def describe_keeping(
-    problem_dir: Path, scratch: Path, judge: Worker | None = None
-) -> tuple[Problem, Device, Worker]:
+    problem_dir: Path, scratch: Path, judge: Judge | None = None
+) -> tuple[Problem, Device, Judge]:
     """`describe`, and the judge that answered, still running with the problem loaded, for the
     next climb of this problem to adopt (`climb(judge=...)`); the caller discards it if unused.
     `judge`, one started for this problem and holding no solution (a spare), answers in place of
@@ -114,12 +106,12 @@ def describe_keeping(
     return Problem(**reply["problem"]), device, judge
 
 
-def unattached_judge(problem_dir: Path, scratch: Path) -> Worker:
+def unattached_judge(problem_dir: Path, scratch: Path) -> Judge:
     """A judge for `problem_dir` holding no solution yet, for a climb to adopt; not started."""
     scratch.mkdir(parents=True, exist_ok=True)
     # A folder of its own: an adopted judge goes on writing its log there while others describe.
     folder = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch))
-    return Worker(_hello(problem_dir, None, None, folder, 0), folder)
+    return Judge(_hello(problem_dir, None, None, folder, 0), folder)
 
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:
@@ -131,7 +123,7 @@ def probe_device(scratch: Path, remeasure: bool = False) -> Device:
 
 
 def device_ceilings(
-    device: Device, scratch: Path, remeasure: bool = False, judge: Worker | None = None
+    device: Device, scratch: Path, remeasure: bool = False, judge: Judge | None = None
 ) -> dict[str, Any]:
     """The GPU's measured ceilings: from the cache, else measured now and cached; in `judge`
     where one is running (the one that described the problem: no judge started for it alone)."""
@@ -160,7 +152,7 @@ def climb(
     on_run: OnRun | None = None,
     parent: str | None = None,
     only: Collection[str] | None = None,
-    judge: Worker | None = None,
+    judge: Judge | None = None,
 ) -> Run:
     """Climb every rung for one solution (or `only` those named, the others SKIPPED saying so),
     storing each as it ends; return the finished run. `judge`, one `describe_keeping` left
@@ -187,7 +179,7 @@ def _climb(
     on_run: OnRun | None,
     parent: str | None,
     only: Collection[str] | None,
-    judge: Worker | None,
+    judge: Judge | None,
 ) -> Run:
     left_out = skipped_rungs()
     data = solution_path.read_bytes()  # read once: hashed, stored and run as these bytes
@@ -202,10 +194,9 @@ def _climb(
     confine.become_subreaper()
     before = set(confine.descendants(os.getpid()))  # an adopted judge's, not its solution's
     if judge is not None:
-        worker = judge
-        worker.adopt(hello, run_dir / "logs")
+        judge.adopt(hello, run_dir / "logs")
     else:
-        worker = Worker(hello, run_dir / "logs")
+        judge = Judge(hello, run_dir / "logs")
     results: dict[str, RungResult] = {}
     current = LADDER[0].name
     interrupted = False
@@ -219,7 +210,7 @@ def _climb(
             elif spec.name == "load" and first_look is not None:
                 result = first_look
             else:
-                result = _one(spec, results, device, worker, gpu_only)
+                result = _one(spec, results, device, judge, gpu_only)
             results[spec.name] = result
             if spec.name == "load" and result.status == Status.OK:  # what its import used
                 gpu_only = gpu_only_backends(source, result.metrics.get("backends"))
@@ -232,7 +223,7 @@ def _climb(
         interrupted = True
         raise
     finally:
-        worker.close(at_once=interrupted)
+        judge.close(at_once=interrupted)
         _kill_orphans(before)
     store.finish(run)
     if on_run:
@@ -297,7 +288,7 @@ def _cannot_run_here(spec: RungSpec, device: Device, gpu_only: list[str]) -> str
 
 
 def _one(
-    spec: RungSpec, results: dict[str, RungResult], device: Device, worker: Worker, gpu_only: list[str]
+    spec: RungSpec, results: dict[str, RungResult], device: Device, judge: Judge, gpu_only: list[str]
 ) -> RungResult:
     why_not = _cannot_run_here(spec, device, gpu_only)
     if why_not:
@@ -307,14 +298,15 @@ def _one(
         if got is None or got.status != Status.OK:
             why = got.status.value if got else "not run"
             return RungResult(spec.name, Status.SKIPPED, f"needs {need}, which is {why}")
-    if spec.in_controller:
-        return CONTROLLER_RUNGS[spec.name](results, device)
+    implementation = rung_table.RUNGS[spec.name]
+    if implementation.where == rung_table.CONTROLLER:
+        return implementation.load()(results, device)
     limit = float(knobs.get("RUNG_TIMEOUT_S")) or spec.timeout_s
     start = time.perf_counter()
     try:
         # The judge enforces the limit on the solution; the controller's own is a backstop
         # for a judge stuck in the problem's code, with room for starting a solution process.
-        reply = worker.call(spec.name, {"timeout_s": limit}, limit + JUDGE_GRACE_S)
+        reply = judge.call(spec.name, {"timeout_s": limit}, limit + JUDGE_GRACE_S)
         if "problem_error" in reply:
             raise ProblemError(str(reply["problem_error"]))
         return RungResult.from_dict(reply)
@@ -327,7 +319,7 @@ def _one(
     except ChildCrashed as e:
         status, how, tail = Status.ERROR, e.how, e.stderr_tail
     metrics: dict[str, Any] = {"stderr_tail": tail}
-    partial = worker.log_dir.parent / spec.name / "partial.jsonl"
+    partial = judge.log_dir.parent / spec.name / "partial.jsonl"
     if partial.exists():
         metrics["measured_before"] = [
             json.loads(line) for line in partial.read_text().splitlines() if line.strip()

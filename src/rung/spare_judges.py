@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from rung import runner
-from rung.judge_process import Worker, worker_environment
+from rung.judge_process import Judge, judge_environment
 
 
 class SpareJudges:
@@ -23,14 +23,14 @@ class SpareJudges:
 
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
-        self._held: dict[str, tuple[Worker, dict[str, str]]] = {}
+        self._held: dict[str, tuple[Judge, dict[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def keep(self, problem_dir: Path, judge: Worker) -> None:
+    def keep(self, problem_dir: Path, judge: Judge) -> None:
         """Hold `judge`, running for `problem_dir` (`runner.describe_keeping`'s), for its next climb."""
         with self._lock:
             old = self._held.pop(_key(problem_dir), None)
-            self._held[_key(problem_dir)] = judge, worker_environment()
+            self._held[_key(problem_dir)] = judge, judge_environment()
         if old is not None:
             old[0].discard()
 
@@ -41,14 +41,14 @@ class SpareJudges:
                 return
             judge = runner.unattached_judge(problem_dir, self.scratch)
             judge.start()
-            self._held[_key(problem_dir)] = judge, worker_environment()
+            self._held[_key(problem_dir)] = judge, judge_environment()
 
-    def take(self, problem_dir: Path) -> Worker | None:
+    def take(self, problem_dir: Path) -> Judge | None:
         """The judge held for `problem_dir`, for `runner.climb` to adopt (and close); None where
         none is held or the settings changed since it started (that one is ended)."""
         with self._lock:
             judge, env = self._held.pop(_key(problem_dir), (None, {}))
-        if judge is not None and env != worker_environment():
+        if judge is not None and env != judge_environment():
             judge.discard()
             return None
         return judge

@@ -17,9 +17,9 @@ import difflib
 import json
 from typing import TYPE_CHECKING, Any
 
+from rung.common.stats import geomean
 from rung.errors import UsageError
 from rung.spec import SCHEMA, Problem, Run
-from rung.stats import geomean
 
 if TYPE_CHECKING:
     from rung.context import Snippet

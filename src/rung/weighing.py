@@ -4,8 +4,8 @@ roofline, the GPU seconds its climb cost, and whether a stored run is one to res
 
 from __future__ import annotations
 
+from rung.common.stats import geomean, relative_error
 from rung.spec import Run, Status
-from rung.stats import geomean, relative_error
 
 
 def score(run: Run) -> tuple[float, float] | None:

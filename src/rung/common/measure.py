@@ -25,9 +25,7 @@ from typing import Any
 
 import torch
 
-from rung.common.timing import Flusher, Policy, timed
-from rung.stats import summary
-from rung.trace import (
+from rung.common.cupti_trace import (
     CALL,
     DEVICE_WORK,
     HARNESS,
@@ -37,6 +35,8 @@ from rung.trace import (
     span_and_busy_us,
     work_per_call,
 )
+from rung.common.stats import summary
+from rung.common.timing import Flusher, Policy, timed
 
 MARK_CYCLES = 1000  # the marker after each profiled call: a spin of about half a microsecond
 LATE_SLACK_US = 1.0

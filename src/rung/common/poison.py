@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch.profiler import record_function
 
-from rung.trace import HARNESS
+from rung.common.cupti_trace import HARNESS
 
 # dtype -> (integer view dtype, bit pattern)
 PATTERNS: dict[torch.dtype, tuple[torch.dtype, int]] = {

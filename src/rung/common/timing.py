@@ -6,7 +6,7 @@ the L2's size (so no input or output stays cached) and by a short spin kernel lo
 call's host-side overhead, so that when the start event fires the call is already queued: the
 interval between the events is device time, not submission latency. Samples are taken in
 batches with one synchronisation per batch, until there are at least `min_samples` samples and
-`min_wall_s` of sampling, and the median's standard error (`rung.stats.median_sem`) is under
+`min_wall_s` of sampling, and the median's standard error (`rung.common.stats.median_sem`) is under
 `target_rel_sem` of it, or until `max_s` has passed. The median is the figure reported, and the
 stop is on how sure it is: calls the host now and then holds up give a heavy tail, which keeps the
 mean's standard error high long after the median has settled. Warm-up is by time, so first-call
@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from rung import knobs
-from rung.stats import summary
+from rung.common.stats import summary
 
 # Captured when rung's timing is imported, before any solution is: a solution that replaces
 # these (on torch or on the Event class) does not change what rung measures with.

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from rung.executors.stream import StreamSlot
 from rung.judge import gpu_facts
-from rung.judge_process import worker_environment
+from rung.judge_process import judge_environment
 
 WORKER = [sys.executable, "-m", "rung.executors.worker", "--die-with-parent"]
 
@@ -37,10 +37,10 @@ class LocalExecutor:
         if gpus:
             # One solution process per GPU at a time: --workers can only ask for fewer.
             chosen = gpus[: self.workers] if self.workers else gpus
-            return [StreamSlot(f"local gpu {g}", [*WORKER, "--gpu", g], worker_environment()) for g in chosen]
+            return [StreamSlot(f"local gpu {g}", [*WORKER, "--gpu", g], judge_environment()) for g in chosen]
         # A judge's environment (an allow-list, no keys, rung's settings) suits its worker too.
         n = self.workers or 1
-        return [StreamSlot(f"local cpu {i}", WORKER, cpu_share(worker_environment(), n)) for i in range(n)]
+        return [StreamSlot(f"local cpu {i}", WORKER, cpu_share(judge_environment(), n)) for i in range(n)]
 
 
 def cpu_share(environment: dict[str, str], workers: int) -> dict[str, str]:

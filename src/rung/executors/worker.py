@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-from rung import confine, knobs, runner
+from rung import knobs, runner
+from rung.common import confine
 from rung.errors import ProblemError
 from rung.executors.wire import Job, pack_folder, unpack_folder, write_event
 from rung.spare_judges import SpareJudges

@@ -28,8 +28,8 @@ import torch
 import triton
 import triton.language as tl
 
-from rung.ceilings_datasheet import datasheet
 from rung.common import measure as bench_measure
+from rung.common.ceilings_datasheet import datasheet
 from rung.common.timing import Flusher, Policy, timed
 from rung.judge import gpu_facts, gpu_lock
 from rung.judge.clocks import Reading, cuda_uuid

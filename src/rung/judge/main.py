@@ -5,7 +5,7 @@
 The first message is the hello (problem, the solution's source as the controller read it, run
 folder, seed, token). Each request names an op: `describe` (the problem and this device),
 `ceilings`, `device`, `adopt` (a judge started with no solution takes one, with a hello of its
-own), or a rung in `rung.judge.rungs.WORKER_RUNGS`, with its time limit. The judge
+own), or a rung in `rung.judge.rungs.JUDGE_RUNGS`, with its time limit. The judge
 is not dumpable, and is the subreaper of its solution processes: what they leave behind is
 killed when a rung ends and when the judge does. Exceptions of the problem's code are the
 problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), never the judge's.
@@ -23,7 +23,7 @@ from rung.common.logcap import last_words
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     confine.make_undumpable()
@@ -91,8 +91,8 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
 
     from rung.common.child import ChildCrashed, ChildTimedOut
     from rung.errors import ProblemError
-    from rung.judge.rungs import WORKER_RUNGS
-    from rung.judge.rungs.bench import TimedCallRaised
+    from rung.judge.rungs import JUDGE_RUNGS
+    from rung.judge.rungs.bench_checks import TimedCallRaised
     from rung.judge.rungs.outcome import Failed, Skipped
     from rung.judge.session import SolutionRaised
     from rung.spec import RungResult, Status
@@ -118,7 +118,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     session.warnings.clear()
     session.at = ""
     try:
-        result = WORKER_RUNGS[op](session, params)
+        result = JUDGE_RUNGS[op](session, params)
     except Failed as e:
         result = RungResult(op, Status.FAILED, e.message, e.metrics)
     except Skipped as e:

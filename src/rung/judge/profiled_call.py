@@ -21,7 +21,7 @@ import torch
 
 from rung.common.safe_files import Refused, open_beneath
 from rung.common.shm import TensorSpec
-from rung.judge.rungs.bench import _Copied
+from rung.judge.rungs.bench_checks import Copied
 from rung.judge.rungs.correct import judge_outputs
 from rung.judge.rungs.outcome import Failed
 
@@ -62,7 +62,7 @@ def wrong_answer(session: Any, inputs: tuple[Any, ...], scratch: Path) -> str:
     expected = session.reference(inputs, precise=False)
     try:
         outs = read_outputs(scratch, session.expected(expected), session.device)
-        called = _Copied(outs, expected, session)
+        called = Copied(outs, expected, session)
         ok, message, _ = judge_outputs(
             session, inputs, called, expected, session.reference(inputs, precise=True), False, ours=True
         )

@@ -18,7 +18,8 @@ from typing import Any
 
 import torch
 
-from rung import confine, knobs
+from rung import knobs
+from rung.common import confine
 from rung.common.messages import CallReport, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list

@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rung import backends, confine, knobs
+from rung import backends, knobs
 from rung.backends import build_cache, cuda_nvcc
+from rung.common import confine
 from rung.common.messages import SolutionStart
 
 

@@ -2,7 +2,7 @@
 proton's Chrome trace (or any JSON artifact named for proton or a Chrome trace).
 
 The trace's complete ("ph": "X") events are read twice: per kernel and scope, cycles per warp
-and share of the warps' marked cycles, by `rung.scopes.summarize` (the figures the scopes rung
+and share of the warps' marked cycles, by `rung.common.proton_scopes.summarize` (the figures the scopes rung
 itself reports); per lane (proton: a CTA on an SM, and a warp), the scopes in order, for a
 timeline. Proton writes cycles as nanoseconds (it assumes 1 GHz), so a trace microsecond is a
 thousand cycles. A JSON artifact in another shape (proton's tree) is still named and linked,
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rung.common.proton_scopes import summarize
 from rung.common.safe_files import Refused, read_beneath
-from rung.scopes import summarize
 from rung.spec import Run
 
 NAMES = ("proton", "intra", "chrome_trace")  # besides the scopes rung's: an intra-kernel trace's name
@@ -28,7 +28,7 @@ CYCLES_PER_TRACE_US = 1000  # proton's clock assumption: cycles written as nanos
 @dataclass
 class IntraTrace:
     path: str
-    kernels: list[dict[str, Any]] = field(default_factory=list)  # rung.scopes.summarize's rows
+    kernels: list[dict[str, Any]] = field(default_factory=list)  # rung.common.proton_scopes.summarize's rows
     # (lane, [(scope, start, cycles)]) for the first lanes, starts in cycles from the first event
     lanes: list[tuple[str, list[tuple[str, float, float]]]] = field(default_factory=list)
     why_not_drawn: str = ""

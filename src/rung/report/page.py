@@ -12,11 +12,11 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from rung.common.stats import geomean, relative_error
 from rung.report.gather import ReportData, Version, case_label
 from rung.report.intra import IntraTrace
 from rung.report.plots import Chart
 from rung.spec import Outcome
-from rung.stats import geomean, relative_error
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }

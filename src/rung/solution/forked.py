@@ -146,7 +146,7 @@ def _ended(pid: int) -> int | None:
 
 def _die_with(parent: int) -> None:
     """Killed by the kernel when `parent` ends; at once where it already has."""
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     if os.getppid() != parent:

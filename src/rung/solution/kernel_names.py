@@ -15,7 +15,7 @@ import os
 import tempfile
 from typing import Any
 
-from rung.trace import CALL, work_per_call
+from rung.common.cupti_trace import CALL, work_per_call
 
 
 class KernelNames:

@@ -8,7 +8,7 @@ from an allow-list, sent whole as the first message. The next message names the
 solution's source (a copy the judge wrote, of the very bytes that were hashed and stored), the
 format's entry point, the helper files the format shares with solutions, the scratch folder and
 what it may read. Before the solution is imported (started fresh, before torch too), the
-process confines itself (`rung.confine`): it may read the Python installation, rung, its source and the shared helpers,
+process confines itself (`rung.common.confine`): it may read the Python installation, rung, its source and the shared helpers,
 write only its scratch folders, signal and trace no process outside itself. It holds no
 reference, no expected value, no seed and no verdict: every answer is a figure or a description
 of what the solution did, as JSON, and the judge decides.
@@ -59,7 +59,7 @@ def writable_paths(start: SolutionStart) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     return serve(Channel(int(argv[0]), int(argv[1])))
@@ -69,7 +69,7 @@ def serve(channel: Channel) -> int:
     """Everything a solution process does, started fresh (`main`) or forked from the fork server
     (`rung.solution.forked`): take its environment and start message, confine itself, then enter
     its scratch folder and answer requests until the channel closes."""
-    from rung import confine
+    from rung.common import confine
 
     first = channel.recv()
     if "environment" in first:  # set whole, as the judge built it from the allow-list

@@ -29,7 +29,7 @@ from rung.solution.profile_target import injected_roots
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))

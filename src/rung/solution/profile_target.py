@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from rung.common.messages import SolutionStart
+from rung.common.ncu import NVTX_RANGE
 from rung.common.safe_files import open_new
-from rung.ncu import NVTX_RANGE
 from rung.solution.main import readable_paths, writable_paths
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))

@@ -26,7 +26,7 @@ TRACE = "scopes"  # proton adds .chrome_trace
 
 
 def main(argv: list[str]) -> int:
-    from rung import confine
+    from rung.common import confine
 
     confine.die_with_parent()
     start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))

@@ -1,6 +1,6 @@
 """Problem formats rung reads, each one module that turns a folder into a `LoadedProblem`.
 
-Worker side: loading a problem runs its code, so it happens only in a worker.
+Judge side: loading a problem runs its code, so it happens only in a judge.
 """
 
 from __future__ import annotations

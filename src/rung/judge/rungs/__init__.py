@@ -1,4 +1,4 @@
-"""The judge's side of each rung that needs the solution called, by rung name.
+"""The judge's side of each rung that needs the solution called, by rung name (`rung_table`).
 
 Each function takes the judge's `Session` and the request's params and returns a `RungResult`,
 or raises `Failed` / `Skipped`; anything else the solution raises becomes ERROR in `main`.
@@ -9,18 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rung.judge.rungs import bench, compile, correct, guard, load, memcheck, profile, run, scopes
+from rung.rung_table import JUDGE, RUNGS
 from rung.spec import RungResult
 
-WORKER_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
-    "load": load.load,
-    "compile": compile.compile_rung,
-    "run": run.run,
-    "correct": correct.correct,
-    "scale": correct.scale,
-    "guard": guard.guard,
-    "bench": bench.bench,
-    "profile": profile.profile,
-    "scopes": scopes.scopes,
-    "memcheck": memcheck.memcheck,
+JUDGE_RUNGS: dict[str, Callable[[Any, dict[str, Any]], RungResult]] = {
+    name: rung.load() for name, rung in RUNGS.items() if rung.where == JUDGE
 }

@@ -37,9 +37,9 @@ from rung import knobs
 from rung.common.child import python_command
 from rung.common.safe_files import Refused, open_new, own_folder, read_beneath, write_new
 from rung.common.trees import leaves
+from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
 from rung.judge.sanitizer_report import clean, parse
-from rung.profile import read_text
 from rung.spec import RungResult, Status
 
 MAX_CASES = 3

@@ -26,14 +26,14 @@ from typing import Any
 
 import torch
 
-from rung import ncu
+from rung.common import ncu
 from rung.common.child import python_command
 from rung.common.safe_files import open_new
 from rung.judge import gpu_lock, profiled_call, witness
 from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
+from rung.judge.ncu_summary import failed, interpret, read_text, replay_passes
 from rung.judge.rungs.correct import trial_seed
-from rung.profile import failed, interpret, read_text, replay_passes
 from rung.spec import RungResult, Status
 
 EXPORT_TIMEOUT_S = 300.0

@@ -5,7 +5,7 @@ figures serve a person or an agent looking for where the cycles go, never a verd
 saves the last benchmark case's inputs and runs `rung.solution.scopes_target`, a solution process
 confined like any other, which writes proton's Chrome trace into its scratch folder. That file is
 the solution process's word: the judge opens it without following links, reads at most
-MAX_TRACE_BYTES, summarizes it (`rung.scopes`) and writes the summary and a copy of the trace to
+MAX_TRACE_BYTES, summarizes it (`rung.common.proton_scopes`) and writes the summary and a copy of the trace to
 the run's `scopes/` folder, where the solution cannot write. Solutions without Triton kernels are
 SKIPPED: proton instruments Triton's. So is a call that fails only when traced (the rungs that
 decide ran it on such inputs already): the reason is proton's or rung's marks, and a rung that
@@ -27,10 +27,10 @@ import torch
 
 from rung import backends, knobs
 from rung.common.child import python_command
+from rung.common.proton_scopes import lines, summarize
 from rung.common.safe_files import Refused, open_new, own_folder, read_beneath, write_new
+from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
-from rung.profile import read_text
-from rung.scopes import lines, summarize
 from rung.spec import RungResult, Status
 
 MAX_TRACE_BYTES = 256 * 2**20

@@ -26,7 +26,7 @@ from typing import Any
 from rung.backends.cubin import LINED_SUFFIX
 from rung.common.copies import read_copy, run_of
 from rung.common.safe_files import Refused, own_folder, safe_name, write_new
-from rung.sass_source import Sources, parse, render, top_lines
+from rung.derived.sass_source import Sources, parse, render, top_lines
 from rung.spec import Device, RungResult, Status
 
 OPCODE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")

@@ -10,7 +10,7 @@ add, 201 MB) read 105% of the DRAM ceiling on an H200. So the plausibility floor
 speed only the bytes that must come from DRAM: those past the L2 (`l2_bytes`, from `rung device`),
 and at least the case's inputs (`input_bytes`, up to the cost model's bytes), which bench's L2
 flush before every call evicted, so that a problem smaller than the L2 has a floor too. Peaks are
-the datasheet's where rung knows the GPU (`rung.ceilings_datasheet`). A case measured faster than
+the datasheet's where rung knows the GPU (`rung.common.ceilings_datasheet`). A case measured faster than
 that floor (beyond 3 standard errors) is FAILED as physically impossible, naming a forged timing
 or a wrong cost model.
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 from typing import Any
 
 from rung import knobs
-from rung.ceilings_datasheet import datasheet
+from rung.common.ceilings_datasheet import datasheet
+from rung.common.stats import geomean, relative_error
 from rung.spec import Device, RungResult, Status
-from rung.stats import geomean, relative_error
 
 ESTIMATED = "estimated: FLOPs counted from the reference (FlopCounterMode), bytes = inputs + outputs"
 UNKNOWN_PEAK_OVER_MEASURED = 1.10  # where no datasheet is known: the H200's is 9.6% over its measured copy

@@ -3,7 +3,7 @@
 The judge runs the solution in a confined process of its own under `ncu --set full` (only the
 kernels inside the call's NVTX range: no kernel of rung's, none of the reference), keeps the
 report for ncu-ui, and has `ncu_report` turn it into JSON (`rung.judge.ncu_export`); this module
-reads that JSON. Per kernel, hottest first: every section's figures (`rung.ncu_sections`), the
+reads that JSON. Per kernel, hottest first: every section's figures (`rung.judge.ncu_sections`), the
 rules ncu fired with their estimated speedups, and the bottleneck in words: memory-bound (naming
 the busiest level of DRAM, L2 and L1), compute-bound, or latency-bound (neither SM nor memory
 above LATENCY_BOUND_BELOW percent of peak), naming then the stall that holds warps most. The
@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from rung import ncu_sections
+from rung.judge import ncu_sections
 from rung.spec import RungResult, Status
 
 PROFILER_REFUSED = ("Failed to profile", "Failed to initialize the profiler")  # ncu's words, on an H200
