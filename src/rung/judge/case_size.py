@@ -14,11 +14,14 @@ On a CUDA device every case is built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rung import knobs
 from rung.errors import ProblemError
 from rung.judge.rungs.outcome import Skipped
+
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
 TOO_LARGE = "too large for the CPU interpreter"
 
@@ -32,7 +35,7 @@ class Fit:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def fit(session: Any, case: dict[str, Any]) -> Fit:
+def fit(session: Session, case: dict[str, Any]) -> Fit:
     """Whether `case` may be built on this machine, from its size alone."""
     if session.device != "cpu":
         return Fit()
@@ -59,7 +62,7 @@ def fit(session: Any, case: dict[str, Any]) -> Fit:
     return Fit(figures=figures)
 
 
-def first_test_case(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def first_test_case(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     """The first test case (what run and guard call the solution on) and its size figures;
     Skipped when it is too large to build here."""
     case = session.problem.tests[0]
@@ -70,7 +73,7 @@ def first_test_case(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def split(
-    session: Any, cases: list[tuple[int, dict[str, Any]]]
+    session: Session, cases: list[tuple[int, dict[str, Any]]]
 ) -> tuple[list[tuple[int, dict[str, Any]]], list[str], dict[str, Any]]:
     """(the cases that may be built here, why each other one may not, the size figures of the
     first case whose size is unknown)."""

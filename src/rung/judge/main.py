@@ -16,10 +16,15 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rung.common.channel import Channel, ChannelClosed
 from rung.common.logcap import last_words
+
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+    from rung.judge.solution_process import SolutionProcess
+    from rung.spec import Device, RungResult, Status
 
 
 def main(argv: list[str]) -> int:
@@ -53,7 +58,7 @@ def main(argv: list[str]) -> int:
         session.close()
 
 
-def adopt(session: Any, hello: dict[str, Any]) -> Any:
+def adopt(session: Session, hello: dict[str, Any]) -> Session:
     """A session for the solution `hello` brings, in place of `session`, a judge's that holds none
     (started to describe the problem): the problem it loaded is kept, the start-up it paid is
     not paid again. A judge that already holds a solution never takes another."""
@@ -68,7 +73,7 @@ def adopt(session: Any, hello: dict[str, Any]) -> Any:
     return adopted
 
 
-def _launch_solution(hello: dict[str, Any]) -> Any:
+def _launch_solution(hello: dict[str, Any]) -> SolutionProcess | None:
     """Start the solution process before this one imports torch, so the two start-ups overlap
     (a judge holding none yet starts the fork server its solution will be forked from)."""
     if hello.get("source") is None:
@@ -86,7 +91,7 @@ def _launch_solution(hello: dict[str, Any]) -> Any:
     return proc
 
 
-def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
+def handle(session: Session, op: str, params: dict[str, Any]) -> dict[str, Any]:
     import torch
 
     from rung.common.child import ChildCrashed, ChildTimedOut
@@ -153,7 +158,7 @@ def handle(session: Any, op: str, params: dict[str, Any]) -> dict[str, Any]:
     return result.to_dict()
 
 
-def _attach_warnings(result: Any, warnings: list[str]) -> None:
+def _attach_warnings(result: RungResult, warnings: list[str]) -> None:
     """What rung's stricter rules found where the problem's own check decided: beside the
     verdict, in the message and the figures, never in place of it."""
     if warnings:
@@ -161,11 +166,11 @@ def _attach_warnings(result: Any, warnings: list[str]) -> None:
         result.message = "\n".join([result.message, *(f"warning: {w}" for w in warnings)])
 
 
-def _at(session: Any) -> str:
+def _at(session: Session) -> str:
     return f" in {session.at}" if session.at else ""
 
 
-def _lost(session: Any, op: str, status: Any, how: str, tail: str) -> Any:
+def _lost(session: Session, op: str, status: Status, how: str, tail: str) -> RungResult:
     """A rung whose solution process crashed or hung: what it measured before is kept."""
     import json
 
@@ -202,7 +207,7 @@ def _last_line(stderr: str) -> str:
     return f"; stderr: {words}" if words else ""
 
 
-def describe_device(session: Any) -> Any:
+def describe_device(session: Session) -> Device:
     import torch
 
     from rung.judge import gpu_facts

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -24,6 +24,9 @@ from rung.common.shm import TensorSpec
 from rung.judge.rungs.bench_checks import Copied
 from rung.judge.rungs.correct import judge_outputs
 from rung.judge.rungs.outcome import Failed
+
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
 OUTPUTS = "profile_outputs.bin"  # in the target's scratch folder
 
@@ -56,7 +59,7 @@ def read_outputs(scratch: Path, specs: list[TensorSpec], device: str) -> list[to
     return outs
 
 
-def wrong_answer(session: Any, inputs: tuple[Any, ...], scratch: Path) -> str:
+def wrong_answer(session: Session, inputs: tuple[Any, ...], scratch: Path) -> str:
     """Why the profiled call's outputs are wrong for `inputs` (the judge's own copy of what the
     target was given), or '' where they match the reference."""
     expected = session.reference(inputs, precise=False)

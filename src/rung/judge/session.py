@@ -73,12 +73,21 @@ class Session:
         self.threads = Threads()  # the solution process's threads, counted in /proc
         self.backends_used: list[str] | None = None  # what the load rung found the import used
         self.built_kernels: list[dict[str, Any]] | None = None  # the compile rung's, where it built
+        self.bench_medians: dict[int, float] = {}  # bench's median per case index, for profile's witness
 
     @property
     def problem(self) -> LoadedProblem:
         if self._problem is None:
             self._problem = load_problem(self.problem_path)
         return self._problem
+
+    @property
+    def source_file(self) -> Path:
+        """The judge's copy of the solution's source: every rung runs on a session holding one
+        (only a judge started to describe a problem holds none, and it climbs no rung)."""
+        if self.source is None:
+            raise RuntimeError("this judge holds no solution")
+        return self.source
 
     def reuse_problem(self, other: Session) -> None:
         """The problem `other` already loaded from the same folder, rather than loading it again."""

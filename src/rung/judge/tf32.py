@@ -24,12 +24,15 @@ what it was.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from rung.common.trees import leaves, map_tensors, tensor_list
+
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
 RATIO = 4.0
 DROPPED_BITS = 13  # float32 keeps 23 mantissa bits, TF32 10
@@ -46,7 +49,7 @@ def to_tf32(t: torch.Tensor, truncate: bool = False) -> torch.Tensor:
     return torch.where(torch.isfinite(t), cut, t)
 
 
-def explain(session: Any, inputs: tuple[Any, ...], got: list[torch.Tensor], precise: Any) -> str:
+def explain(session: Session, inputs: tuple[Any, ...], got: list[torch.Tensor], precise: Any) -> str:
     """'' or a sentence naming TF32 as the cause of a failed check of `got` against `precise`."""
     if not any(t.dtype == torch.float32 for t in leaves(inputs)):
         return ""

@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -50,12 +50,15 @@ from rung.judge.rungs.correct import check_against, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 GRAPH_BELOW_MS = 0.020
 GRAPH_SLOT_BYTES = 2**28  # a graph pass runs only for calls under GRAPH_BELOW_MS: small outputs
 HOT_WARMUP_S = 0.03  # warm-up once the GPU is hot: every timing after the first case's solution
 
 
-def bench(session: Any, params: dict[str, Any]) -> RungResult:
+def bench(session: Session, params: dict[str, Any]) -> RungResult:
     if session.device != "cuda":
         raise Skipped("no CUDA device in the judge")
     cases = session.problem.benchmarks
@@ -102,7 +105,13 @@ def bench(session: Any, params: dict[str, Any]) -> RungResult:
 
 
 def _case(
-    session: Any, index: int, case: dict[str, Any], policy: Policy, hot: Policy, flush: Flusher, out_dir: Path
+    session: Session,
+    index: int,
+    case: dict[str, Any],
+    policy: Policy,
+    hot: Policy,
+    flush: Flusher,
+    out_dir: Path,
 ) -> tuple[dict[str, Any], Path]:
     wall = Walls()
     seed = trial_seed(session.seed, 1000 + index, 0)
@@ -219,7 +228,7 @@ def _case(
 
 
 def _keeper(
-    session: Any, case: dict[str, Any], input_sets: int, policy: Policy, flush: Flusher
+    session: Session, case: dict[str, Any], input_sets: int, policy: Policy, flush: Flusher
 ) -> Callable[[str, Callable[[], dict[str, Any]]], dict[str, Any]]:
     """`kept(what, fresh)`: the kept timing of `what` for this case ('reference' or 'compile'),
     else `fresh()`, kept for the next check (`rung.judge.kept_timings`)."""
@@ -241,7 +250,7 @@ def _public(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def _baseline(
-    session: Any, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher, trace: Path
+    session: Session, sets: list[tuple[Any, ...]], policy: Policy, flush: Flusher, trace: Path
 ) -> dict[str, Any]:
     reference = session.problem.reference
 

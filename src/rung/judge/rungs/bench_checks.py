@@ -6,7 +6,7 @@ naming the first thing wrong."""
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -15,9 +15,12 @@ from rung.common.trees import leaves
 from rung.judge.rungs.correct import judge_outputs
 from rung.judge.rungs.outcome import Failed
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 
 def check_timed(
-    session: Any,
+    session: Session,
     case: dict[str, Any],
     sets: list[Any],
     references: tuple[Any, dict[int, Any]],
@@ -130,7 +133,7 @@ def check_choice(
 
 
 def check_graph(
-    session: Any,
+    session: Session,
     case: dict[str, Any],
     sets: list[Any],
     expected: Any,
@@ -169,7 +172,7 @@ def check_graph(
     return 1
 
 
-def check_content_cache(session: Any, case: dict[str, Any], sets: list[Any], placed: list[Any]) -> None:
+def check_content_cache(session: Session, case: dict[str, Any], sets: list[Any], placed: list[Any]) -> None:
     """Failed where a timed input set, changed in one element of each floating input after its
     calls were timed (where it was placed), gives the answer it gave before: the solution keeps
     answers by what its inputs look like (a content cache: the timed sets repeat, so every timed
@@ -226,7 +229,7 @@ class TimedCallRaised(Exception):
 class Copied:
     """A timed call's copied outputs in the form `judge_outputs` reads."""
 
-    def __init__(self, outs: list[torch.Tensor], expected: Any, session: Any) -> None:
+    def __init__(self, outs: list[torch.Tensor], expected: Any, session: Session) -> None:
         from rung.common.messages import CallReport, OutputMeta
 
         self.warn = session.warn if session.lenient else None  # as the session's own calls

@@ -19,7 +19,7 @@ the copied CUBIN): the artifacts this rung names are those copies, never the sol
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rung import backends, knobs
 from rung.backends import build_cache
@@ -27,9 +27,12 @@ from rung.judge.build_copy import keep_build
 from rung.judge.rungs.outcome import Failed, Skipped
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
-def compile_rung(session: Any, params: dict[str, Any]) -> RungResult:
-    backend = backends.detect(session.source.read_text(errors="replace"))
+
+def compile_rung(session: Session, params: dict[str, Any]) -> RungResult:
+    backend = backends.detect(session.source_file.read_text(errors="replace"))
     if backend.compile_solution is None:  # known from its imports alone: no process to start
         raise Skipped(f"{backend.BACKEND.value} solution: nothing to build ahead of time")
     arch = str(knobs.get("RUNG_ARCH"))
@@ -109,7 +112,9 @@ def _built_in(metrics: dict[str, Any]) -> str:
     return words
 
 
-def _build(session: Any, cases: list[dict[str, Any]], device: str, arch: str, out_dir: Any) -> dict[str, Any]:
+def _build(
+    session: Session, cases: list[dict[str, Any]], device: str, arch: str, out_dir: Any
+) -> dict[str, Any]:
     """Ask the builder to call the solution once per case, every launch built instead of run."""
     builder = session.builder
     placed = [builder.place(session.inputs(case, session.seed, device=device)) for case in cases]

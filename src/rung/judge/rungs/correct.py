@@ -12,7 +12,7 @@ the others, names it, and is SKIPPED rather than OK.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -24,17 +24,20 @@ from rung.judge.rungs.outputs import matched
 from rung.judge.tolerance import Tolerance
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 
 def trial_seed(base: int, case_index: int, trial: int) -> int:
     return (base * 1_000_003 + case_index * 7_919 + trial * 104_729 + 1) % (2**31 - 1)
 
 
-def check_case(session: Any, case: dict[str, Any], seed: int) -> tuple[bool, str, dict[str, Any]]:
+def check_case(session: Session, case: dict[str, Any], seed: int) -> tuple[bool, str, dict[str, Any]]:
     """One case, one seed: (ok, message, figures). Raises Failed on a kind/shape/dtype mismatch."""
     return check_inputs(session, session.inputs(case, seed))
 
 
-def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict[str, Any]]:
+def check_inputs(session: Session, inputs: tuple[Any, ...]) -> tuple[bool, str, dict[str, Any]]:
     """The solution on these inputs against the reference: (ok, message, figures). Where the
     problem has its own check (GPU MODE's check_implementation), that is the verdict, and rung's
     figures are reported beside it. The solution works on its own copy of the inputs, so the
@@ -44,7 +47,7 @@ def check_inputs(session: Any, inputs: tuple[Any, ...]) -> tuple[bool, str, dict
 
 
 def check_against(
-    session: Any, inputs: tuple[Any, ...], expected: Any, precise: Any
+    session: Session, inputs: tuple[Any, ...], expected: Any, precise: Any
 ) -> tuple[bool, str, dict[str, Any]]:
     """`check_inputs` with the references already computed (by a caller that needs them again).
     An input the call changed fails it whatever the outputs say (the judge reads every input
@@ -57,7 +60,7 @@ def check_against(
 
 
 def judge_outputs(
-    session: Any,
+    session: Session,
     inputs: tuple[Any, ...],
     called: Any,
     expected: Any,
@@ -98,7 +101,7 @@ def judge_outputs(
     return True, "", _worst(comparisons)
 
 
-def _tf32(session: Any, inputs: tuple[Any, ...], pairs: list[Any], precise: Any) -> str:
+def _tf32(session: Session, inputs: tuple[Any, ...], pairs: list[Any], precise: Any) -> str:
     said = tf32.explain(session, inputs, [g for g, _ in pairs], precise)
     return f"; {said}" if said else ""
 
@@ -107,7 +110,7 @@ def _which(i: int, comparisons: list[Comparison]) -> str:
     return "" if len(comparisons) == 1 else f"output {i}: "
 
 
-def _comparisons(session: Any, pairs: list[Any], precise: Any, figures: bool = True) -> list[Comparison]:
+def _comparisons(session: Session, pairs: list[Any], precise: Any, figures: bool = True) -> list[Comparison]:
     """Each output against its float64 reference, under the policy of the dtype it came in (the
     reference's, unless a lenient format let it differ)."""
     exact = [precise] if isinstance(precise, torch.Tensor) else list(precise)
@@ -142,7 +145,7 @@ def _summary(figures: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _check_cases(
-    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
+    session: Session, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
 ) -> dict[str, Any]:
     figures: list[dict[str, Any]] = []
     checked = 0
@@ -168,7 +171,7 @@ def _check_cases(
     return {"cases": len(cases), "trials": checked, **_summary(figures)}
 
 
-def correct(session: Any, params: dict[str, Any]) -> RungResult:
+def correct(session: Session, params: dict[str, Any]) -> RungResult:
     tests = list(enumerate(session.problem.tests))
     own = session.problem.trials
     trials = max(1, int(knobs.get("RUNG_TRIALS") if own is None or knobs.given("RUNG_TRIALS") else own))
@@ -178,7 +181,7 @@ def correct(session: Any, params: dict[str, Any]) -> RungResult:
     )
 
 
-def scale(session: Any, params: dict[str, Any]) -> RungResult:
+def scale(session: Session, params: dict[str, Any]) -> RungResult:
     benchmarks = session.problem.benchmarks
     if not benchmarks:
         raise Skipped("the problem lists no BENCHMARKS")
@@ -188,7 +191,7 @@ def scale(session: Any, params: dict[str, Any]) -> RungResult:
 
 
 def _check_fitting(
-    session: Any, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
+    session: Session, cases: list[tuple[int, dict[str, Any]]], trials: int, what: str, rung: str
 ) -> dict[str, Any]:
     """The cases that fit this machine checked; SKIPPED, naming the others, when some do not."""
     feasible, over, unknown = case_size.split(session, cases)

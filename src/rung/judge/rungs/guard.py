@@ -21,7 +21,7 @@ SKIPPED, before anything is built, when the first test case is too large for thi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -37,8 +37,11 @@ from rung.judge.rungs.stores import not_through_stores
 from rung.judge.tolerance import Tolerance
 from rung.spec import Backend, RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
-def guard(session: Any, params: dict[str, Any]) -> RungResult:
+
+def guard(session: Session, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
     session.at = f"test case {case}"  # its inputs and fresh ones alike
     kernel_backends = _kernel_backends(session)
@@ -143,7 +146,7 @@ def _not_plain(report: Any) -> str:
     )
 
 
-def _stray_threads(session: Any, harm: dict[str, Any]) -> str:
+def _stray_threads(session: Session, harm: dict[str, Any]) -> str:
     """Threads the judge counts in /proc that were not there before the solution was imported;
     where it cannot count them, the solution process's own count of Python threads, so labelled."""
     stray, why = session.threads.stray(session.solution.pid, named_are_libraries=session.device == "cuda")
@@ -156,7 +159,7 @@ def _stray_threads(session: Any, harm: dict[str, Any]) -> str:
     return ""
 
 
-def _kernel_backends(session: Any) -> list[Any]:
+def _kernel_backends(session: Session) -> list[Any]:
     """The solution's backends that launch kernels of their own: those its import used (the load
     rung's finding, else its import statements), but plain torch, the registry's last entry, which
     stands for no kernel language at all."""
@@ -164,7 +167,7 @@ def _kernel_backends(session: Any) -> list[Any]:
     found = (
         [b for b in backends.REGISTRY if b.BACKEND.value in used]
         if used is not None
-        else backends.detect_all(session.source.read_text(errors="replace"))
+        else backends.detect_all(session.source_file.read_text(errors="replace"))
     )
     return [b for b in found if b is not backends.REGISTRY[-1]]
 
@@ -182,7 +185,7 @@ def attributed(
     return {name: backends.owner_of(name, kernel_backends, built).value for name in kernels}
 
 
-def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
+def _not_launched(session: Session, kernel_backends: list[Any], report: Any) -> str:
     """A solution in a kernel language must launch a kernel of that language during the call: on a
     GPU one its backend owns among the kernels CUPTI saw; on the CPU one Triton's interpreter ran
     (the only kernel language that runs there)."""
@@ -198,7 +201,7 @@ def _not_launched(session: Any, kernel_backends: list[Any], report: Any) -> str:
     return "" if report.launches else f"no {names} kernel was launched during the call"
 
 
-def _no_work(session: Any, inputs: Any, expected: Any) -> str:
+def _no_work(session: Session, inputs: Any, expected: Any) -> str:
     """A Triton kernel must matter: with every Triton launch skipped, the answer must no longer be
     right (a kernel that launches and does nothing while torch computes the answer is not a
     Triton solution)."""
@@ -246,7 +249,7 @@ def _differs(first: list[torch.Tensor], again: list[torch.Tensor]) -> str:
 _REDRAWS = 16
 
 
-def _redraw(session: Any, expected: Any, case: dict[str, Any]) -> tuple[Any, Any] | None:
+def _redraw(session: Session, expected: Any, case: dict[str, Any]) -> tuple[Any, Any] | None:
     """New inputs drawn with the next seeds until the reference's answer changes, and that
     answer: on a tiny case (one int32 in -8..8) the next seed can give the same values, and a
     cached answer would then be right by chance. None if no draw changes the answer."""
@@ -259,7 +262,7 @@ def _redraw(session: Any, expected: Any, case: dict[str, Any]) -> tuple[Any, Any
     return None
 
 
-def _stale(called: Any, expected: Any, fresh: Any, old: list[torch.Tensor], session: Any) -> str:
+def _stale(called: Any, expected: Any, fresh: Any, old: list[torch.Tensor], session: Session) -> str:
     """Fires only for a cached answer: bit for bit the old output, and wrong for the new values.
     A merely wrong answer is the correct rung's to report. The float64 reference (twice a float32
     output's bytes) is computed only for an output that repeats the old one, the rare case."""
@@ -287,7 +290,7 @@ def _stale(called: Any, expected: Any, fresh: Any, old: list[torch.Tensor], sess
 
 
 def _name_stale(
-    session: Any, fresh: Any, expected: Any, old: list[torch.Tensor], stale: str, calls: list[Seen]
+    session: Session, fresh: Any, expected: Any, old: list[torch.Tensor], stale: str, calls: list[Seen]
 ) -> str:
     """What a stale answer is: the same new values in new tensors tell a cache keyed by the
     inputs' addresses (the right answer there) from an output that ignores its input (the previous

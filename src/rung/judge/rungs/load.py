@@ -9,17 +9,20 @@ uses a kernel language whose package is not installed, fails here, saying so."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rung import backends
 from rung.judge.rungs.outcome import Failed
 from rung.spec import Backend, RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
-def load(session: Any, params: dict[str, Any]) -> RungResult:
+
+def load(session: Session, params: dict[str, Any]) -> RungResult:
     proc = session.ready_to_import()
     answer = proc.request("load", {}, session.timeout_s)
-    in_source = _backends(session.source.read_text(errors="replace"))
+    in_source = _backends(session.source_file.read_text(errors="replace"))
     known = {b.value for b in Backend}
     reported = answer.get("backends")
     if isinstance(reported, list):  # the import ran: what it used
@@ -39,7 +42,7 @@ def load(session: Any, params: dict[str, Any]) -> RungResult:
     session.backends_used = metrics["backends"]
     metrics["device"] = answer.get("device", "")
     name = session.problem.entry_name
-    return RungResult("load", Status.OK, f"{name} found in {session.source.name}", metrics)
+    return RungResult("load", Status.OK, f"{name} found in {session.source_file.name}", metrics)
 
 
 def _backends(source: str) -> list[str]:

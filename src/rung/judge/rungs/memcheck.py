@@ -29,7 +29,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -41,6 +41,9 @@ from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
 from rung.judge.sanitizer_report import clean, parse
 from rung.spec import RungResult, Status
+
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
 MAX_CASES = 3
 MAX_REPORT_BYTES = 4 * 2**20  # twenty records with host backtraces are well under 1 MiB
@@ -71,7 +74,7 @@ def command(exe: str, log: Path, target: list[str]) -> list[str]:
     ]
 
 
-def memcheck(session: Any, params: dict[str, Any]) -> RungResult:
+def memcheck(session: Session, params: dict[str, Any]) -> RungResult:
     if not knobs.get("RUNG_MEMCHECK"):
         return RungResult("memcheck", Status.SKIPPED, "not asked for (RUNG_MEMCHECK=1, or rung --memcheck 1)")
     exe = find()
@@ -137,7 +140,7 @@ def judged(
     return RungResult("memcheck", Status.OK, ok, figures, artifacts, seconds)
 
 
-def smallest(session: Any) -> list[tuple[int, dict[str, Any]]]:
+def smallest(session: Session) -> list[tuple[int, dict[str, Any]]]:
     """The MAX_CASES smallest test cases by the bytes of their inputs, each with its index."""
     sizes = []
     for i, case in enumerate(session.problem.tests):

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -36,10 +36,13 @@ from rung.judge.ncu_summary import failed, interpret, read_text, replay_passes
 from rung.judge.rungs.correct import trial_seed
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 EXPORT_TIMEOUT_S = 300.0
 
 
-def profile(session: Any, params: dict[str, Any]) -> RungResult:
+def profile(session: Session, params: dict[str, Any]) -> RungResult:
     exe = ncu.find()
     if exe is None:
         return RungResult(
@@ -113,7 +116,7 @@ def profile(session: Any, params: dict[str, Any]) -> RungResult:
     result = interpret(exported, case, cost.get("bytes"), artifacts, seconds, spent)
     result.metrics["profiled_call"] = "right"  # its outputs, compared by the judge, match
     # bench's figure for this case, witnessed by ncu's own measurement (FAILED where contradicted)
-    return witness.judged(result, getattr(session, "bench_medians", {}).get(index), case)
+    return witness.judged(result, session.bench_medians.get(index), case)
 
 
 def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:

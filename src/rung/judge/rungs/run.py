@@ -4,7 +4,7 @@ SKIPPED, before anything is built, when that case is too large for this machine 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -14,8 +14,11 @@ from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
 
-def run(session: Any, params: dict[str, Any]) -> RungResult:
+
+def run(session: Session, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
     inputs = session.inputs(case, session.seed)
     expected = session.reference(inputs, precise=False)

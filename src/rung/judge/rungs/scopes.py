@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -33,11 +33,14 @@ from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
 from rung.spec import RungResult, Status
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 MAX_TRACE_BYTES = 256 * 2**20
 TAIL_LINES = 6
 
 
-def scopes(session: Any, params: dict[str, Any]) -> RungResult:
+def scopes(session: Session, params: dict[str, Any]) -> RungResult:
     if not knobs.get("RUNG_SCOPES"):
         return RungResult("scopes", Status.SKIPPED, "not asked for (RUNG_SCOPES=1, or rung --scopes 1)")
     found = backends.detect_all(session.source.read_text()) if session.source else []

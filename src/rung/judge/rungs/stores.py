@@ -16,7 +16,7 @@ output does flow through the stores element by element (docs/SECURITY.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -25,11 +25,14 @@ from rung.judge.observed import bits_differ
 from rung.judge.rungs.outcome import Failed
 from rung.judge.rungs.outputs import matched
 
+if TYPE_CHECKING:
+    from rung.judge.session import Session
+
 # Fewer changed elements than this cannot tell one value's doing from many: not judged.
 _FEW = 3
 
 
-def not_through_stores(session: Any, inputs: Any, expected: Any, outs: list[torch.Tensor]) -> str:
+def not_through_stores(session: Session, inputs: Any, expected: Any, outs: list[torch.Tensor]) -> str:
     """'' where the answer changed element by element when every stored value was perturbed;
     otherwise what happened, for the guard's `kernel_launched`."""
     from rung.judge.session import SolutionRaised
