@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rung import runner
 from rung.common.child import Child
+from rung.common.messages import JudgeHello
 from rung.store import Store
 from tests.conftest import FIXTURES
 
@@ -51,6 +54,19 @@ def test_a_judge_holding_a_solution_refuses_another_and_the_next_call_starts_afr
         assert not judge.child.alive  # it refused (and ended); nothing of the first solution stays
         assert judge.hello is second and judge.log_dir == Path(tmp_path / "run2" / "logs")
         judge.close()
+
+
+def test_the_hello_crosses_as_sent_and_a_malformed_one_is_refused(tmp_path):
+    hello = runner._hello(TINY, TINY / "solutions" / "good.py", "x = 1\n", tmp_path / "run", 7)
+    sent = hello.to_dict()
+    assert JudgeHello.from_dict(sent) == hello
+    with pytest.raises(ValueError, match=r"unknown keys \['extra'\] and missing keys \[\]"):
+        JudgeHello.from_dict({**sent, "extra": 1})
+    with pytest.raises(ValueError, match=r"missing keys \['seed'\]"):
+        JudgeHello.from_dict({k: v for k, v in sent.items() if k != "seed"})
+    for key, bad in (("seed", "7"), ("seed", True), ("confine", 1), ("source", 3), ("problem", None)):
+        with pytest.raises(ValueError, match=f"whose {key} is not of its type"):
+            JudgeHello.from_dict({**sent, key: bad})
 
 
 def test_an_unused_describing_judge_is_closed_by_a_climb_that_never_begins(tmp_path, monkeypatch):

@@ -308,11 +308,14 @@ def test_nvccs_error_lines_are_kept_and_its_warnings_and_command_dropped():
 
 def test_the_solution_process_of_a_tilelang_solution_may_write_its_cache_and_run_nvcc(tmp_path):
     from rung.backends import cuda_nvcc
+    from rung.common.messages import JudgeHello
     from rung.judge.start import solution_start
 
     source = tmp_path / "solution.py"
     source.write_text("import tilelang\n")
-    start, env = solution_start({"run_dir": str(tmp_path / "run"), "source": ""}, source, interpret=False)
+    start, env = solution_start(
+        JudgeHello(problem="", run_dir=str(tmp_path / "run"), source=""), source, interpret=False
+    )
     cache = Path(env["TILELANG_CACHE_DIR"])
     assert any(cache.is_relative_to(w) for w in start.caches), (cache, start.caches)
     assert start.tool_dirs == cuda_nvcc.toolkit_dirs()

@@ -68,6 +68,7 @@ def server(monkeypatch):
 
 
 def _session(tmp_path: Path, name: str, source: str):
+    from rung.common.messages import JudgeHello
     from rung.judge.session import Session
 
     run_dir = tmp_path / name
@@ -79,7 +80,7 @@ def _session(tmp_path: Path, name: str, source: str):
         "source": source,
         "solution_name": "s.py",
     }
-    return Session(hello)
+    return Session(JudgeHello(**hello))
 
 
 def _load(session):

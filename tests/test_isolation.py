@@ -156,6 +156,7 @@ def test_a_message_past_the_cap_is_refused_and_strings_keep_head_and_tail():
 
 
 def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_path):
+    from rung.common.messages import JudgeHello
     from rung.judge_process import Judge
 
     run_dir = tmp_path / "run"
@@ -163,7 +164,7 @@ def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_pat
     hello = {"problem": str(TINY), "source": source, "solution_name": "good.py", "run_dir": str(run_dir),
              "seed": 1, "confine": True, "cwd": str(TINY)}  # fmt: skip
     shm = _shm()
-    judge = Judge(hello, run_dir / "logs")
+    judge = Judge(JudgeHello(**hello), run_dir / "logs")
     try:
         assert judge.call("run", {"timeout_s": 120}, 300)["status"] == "OK"  # buffers were made
         assert judge.child.proc is not None
@@ -186,6 +187,7 @@ def test_a_judge_killed_mid_check_leaves_no_process_and_no_shared_memory(tmp_pat
 def test_the_solution_writes_no_cache_the_judge_loads_from(tmp_path, monkeypatch):
     """The judge's torch.compile baseline loads the launchers Triton caches (native code): the
     solution's compiler caches are its own, never the judge's Triton or CUDA cache."""
+    from rung.common.messages import JudgeHello
     from rung.judge.start import solution_start
     from rung.solution.main import writable_paths
 
@@ -193,7 +195,7 @@ def test_the_solution_writes_no_cache_the_judge_loads_from(tmp_path, monkeypatch
     monkeypatch.setenv("RUNG_CACHE_DIR", str(tmp_path / "rung-cache"))
     source = tmp_path / "solution.py"
     source.write_text("def custom_kernel(x):\n    return x\n")
-    start, env = solution_start({"run_dir": str(tmp_path / "run")}, source, True)
+    start, env = solution_start(JudgeHello(problem="", run_dir=str(tmp_path / "run")), source, True)
     judges = [tmp_path / "judge-triton", Path.home() / ".triton", Path.home() / ".nv"]
     writable = [Path(p).resolve() for p in writable_paths(start)]
     assert not [w for w in writable for j in judges if w.is_relative_to(j.resolve())], writable

@@ -14,6 +14,7 @@ import torch
 
 from rung import knobs, problem_data, runner
 from rung.common import confine
+from rung.common.messages import JudgeHello
 from rung.judge.rungs import memcheck as memcheck_rung
 from rung.judge.rungs.memcheck import MAX_REPORT_BYTES, judged, memcheck
 from rung.judge.sanitizer_report import MAX_FIELD_CHARS, parse
@@ -166,13 +167,15 @@ def fake_sanitizer(tmp_path: Path, monkeypatch, found: str) -> None:
 def run_memcheck(tmp_path: Path, solution: Path):
     """The judge's memcheck rung on the tiny problem, as a judge process would run it."""
     session = Session(
-        {
-            "problem": str(TINY),
-            "source": solution.read_text(),
-            "solution_name": solution.name,
-            "run_dir": str(tmp_path / "run"),
-            "seed": 3,
-        }
+        JudgeHello(
+            **{
+                "problem": str(TINY),
+                "source": solution.read_text(),
+                "solution_name": solution.name,
+                "run_dir": str(tmp_path / "run"),
+                "seed": 3,
+            }
+        )
     )
     session.timeout_s = 120
     with knobs.scoped(RUNG_MEMCHECK=1):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rung.common import ncu
+from rung.common.messages import JudgeHello
 from rung.judge.ncu_sections import rules, sections
 from rung.judge.ncu_summary import SUMMARY_LINES, bottleneck, interpret, replay_passes, summarize
 from rung.judge.rungs.profile import profile
@@ -102,13 +103,15 @@ ANSWER = (
 def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
     """The judge's profile rung on the tiny problem, as a judge process would run it."""
     session = Session(
-        {
-            "problem": str(TINY),
-            "source": (TINY / "solutions" / solution).read_text(),
-            "solution_name": solution,
-            "run_dir": str(tmp_path / "run"),
-            "seed": 3,
-        }
+        JudgeHello(
+            **{
+                "problem": str(TINY),
+                "source": (TINY / "solutions" / solution).read_text(),
+                "solution_name": solution,
+                "run_dir": str(tmp_path / "run"),
+                "seed": 3,
+            }
+        )
     )
     session.timeout_s = timeout_s
     return profile(session, {})

@@ -13,6 +13,7 @@ import pytest
 
 from rung import knobs
 from rung.common.loader import import_file
+from rung.common.messages import JudgeHello
 from rung.common.proton_scopes import lines, summarize
 from rung.judge.rungs.scopes import _read_untrusted, scopes
 from rung.judge.session import Session
@@ -107,7 +108,7 @@ def _session(tmp_path, solution: str):
     """A judge's session for a vector add version on the tiny problem (its case is small)."""
     source = (PROBLEMS / "vector_add" / "solutions" / "correct" / solution).read_text()
     hello = {"problem": str(FIXTURES / "tiny"), "source": source, "solution_name": solution}
-    return Session({**hello, "run_dir": str(tmp_path / "run"), "seed": 3})
+    return Session(JudgeHello(**hello, run_dir=str(tmp_path / "run"), seed=3))
 
 
 def test_the_rung_runs_only_when_asked_and_only_for_triton(tmp_path):

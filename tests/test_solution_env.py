@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rung.common.messages import JudgeHello
 from rung.judge.start import solution_start
 
 
@@ -15,7 +16,9 @@ def _env(tmp_path: Path, monkeypatch, **shell: str) -> dict[str, str]:
         monkeypatch.setenv(name, value)
     source = tmp_path / "solution.py"
     source.write_text("def custom_kernel(x):\n    return x\n")
-    _, env = solution_start({"run_dir": str(tmp_path / "run"), "source": ""}, source, interpret=False)
+    _, env = solution_start(
+        JudgeHello(problem="", run_dir=str(tmp_path / "run"), source=""), source, interpret=False
+    )
     return env
 
 

@@ -268,6 +268,7 @@ NCU_AWARE = (
 
 
 def _tiny_session(tmp_path, source: str = DOUBLES):
+    from rung.common.messages import JudgeHello
     from rung.judge.session import Session
 
     hello = {
@@ -276,7 +277,7 @@ def _tiny_session(tmp_path, source: str = DOUBLES):
         "solution_name": "s.py",
         "run_dir": str(tmp_path / "run"),
     }
-    return Session({**hello, "seed": 3})
+    return Session(JudgeHello(**hello, seed=3))
 
 
 def _planted_link(scratch, x):

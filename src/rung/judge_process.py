@@ -18,6 +18,7 @@ from typing import Any
 from rung import knobs
 from rung.common import confine
 from rung.common.child import Child, ChildCrashed, ChildTimedOut
+from rung.common.messages import JudgeHello
 
 
 def judge_environment() -> dict[str, str]:
@@ -34,12 +35,12 @@ def judge_environment() -> dict[str, str]:
 class Judge:
     """The judge for one solution of one problem; started again on demand after a crash."""
 
-    def __init__(self, hello: dict[str, Any], log_dir: Path) -> None:
+    def __init__(self, hello: JudgeHello, log_dir: Path) -> None:
         self.hello = hello
         self.log_dir = log_dir
         self.child = Child("rung.judge.main", "judge", log_dir, "judge")
 
-    def adopt(self, hello: dict[str, Any], log_dir: Path, timeout_s: float = 60.0) -> None:
+    def adopt(self, hello: JudgeHello, log_dir: Path, timeout_s: float = 60.0) -> None:
         """Hand this judge, started with no solution (to describe the problem), the solution
         `hello` names, so a climb does not pay for a second judge's start. A judge that cannot
         take it is ended: the next call starts a fresh one with `hello`, as it would have anyway."""
@@ -47,7 +48,7 @@ class Judge:
         if not self.child.alive:
             return
         try:
-            self.child.send({"op": "adopt", "params": {"hello": hello}})
+            self.child.send({"op": "adopt", "params": {"hello": hello.to_dict()}})
             self.child.receive(timeout_s)
         except (ChildCrashed, ChildTimedOut):
             self.child.kill()
@@ -56,7 +57,7 @@ class Judge:
         """Launch the judge if it is not running, without waiting for it to import anything."""
         if not self.child.alive:
             self.child.log_dir = self.log_dir
-            self.child.launch(self.hello, judge_environment(), self.hello.get("cwd") or None)
+            self.child.launch(self.hello.to_dict(), judge_environment(), self.hello.cwd or None)
 
     def call(self, op: str, params: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Ask the judge to do `op`; its reply, or ChildCrashed / ChildTimedOut."""

@@ -23,6 +23,7 @@ from rung import backends, devices, knobs, precheck, rung_table
 from rung.common import confine
 from rung.common.child import ChildCrashed, ChildTimedOut
 from rung.common.logcap import last_words
+from rung.common.messages import JudgeHello
 from rung.errors import ProblemError, UsageError
 from rung.judge_process import Judge
 from rung.ladder import LADDER, RungSpec
@@ -43,18 +44,18 @@ _CLIMBING = threading.Lock()
 
 def _hello(
     problem_dir: Path, solution: Path | None, source: str | None, run_dir: Path, seed: int
-) -> dict[str, Any]:
+) -> JudgeHello:
     """The judge's first message: the solution travels as the source that was hashed and stored."""
-    return {
-        "problem": str(problem_dir.resolve()),
-        "source": source,
-        "solution_name": solution.name if solution else "",
-        "run_dir": str(run_dir.resolve()),
-        "seed": seed,
-        "cpu_memory_mb": int(knobs.get("RUNG_WORKER_MEMORY_MB")),
-        "confine": bool(knobs.get("RUNG_CONFINE")),
-        "cwd": str(problem_dir.resolve() if problem_dir.is_dir() else problem_dir.resolve().parent),
-    }
+    return JudgeHello(
+        problem=str(problem_dir.resolve()),
+        source=source,
+        solution_name=solution.name if solution else "",
+        run_dir=str(run_dir.resolve()),
+        seed=seed,
+        cpu_memory_mb=int(knobs.get("RUNG_WORKER_MEMORY_MB")),
+        confine=bool(knobs.get("RUNG_CONFINE")),
+        cwd=str(problem_dir.resolve() if problem_dir.is_dir() else problem_dir.resolve().parent),
+    )
 
 
 def _ask(folder: Path, scratch: Path, op: str, timeout_s: float) -> dict[str, Any]:
@@ -164,7 +165,7 @@ def climb(
             return _climb(store, problem, device, solution_path, on_rung, on_run, parent, only, judge)
         finally:
             # Ended however the climb ends; one it never adopted (it stopped before) with its folder.
-            if judge is not None and judge.hello.get("source") is None:
+            if judge is not None and judge.hello.source is None:
                 judge.discard()
             elif judge is not None:
                 judge.close()

@@ -1,4 +1,5 @@
-"""What crosses between the judge and the solution process, typed (standard library only).
+"""What crosses between the judge and the solution process, and the controller's hello to a
+judge, typed (standard library only).
 
 The judge sends requests as JSON; the solution process answers with these reports, also JSON,
 never a pickle. A report carries figures and descriptions of what the solution did, never a
@@ -105,3 +106,50 @@ class SolutionStart:
     def from_dict(cls, d: dict[str, Any]) -> SolutionStart:
         side = d.get("side")
         return cls(**{**d, "side": FormatSide.from_dict(side) if side else None})
+
+
+@dataclass
+class JudgeHello:
+    """The controller's first message to a judge (and the `adopt` op's): the problem, the
+    solution as the source that was hashed and stored (None: a judge started to describe the
+    problem, holding none yet), its run folder and seed, and the settings its solution
+    process starts under. Built once by the controller (`runner`), read once by the judge."""
+
+    problem: str  # the problem's folder (or file), resolved
+    run_dir: str
+    source: str | None = None
+    solution_name: str = ""
+    seed: int = 0
+    cpu_memory_mb: int = 0
+    confine: bool = True
+    cwd: str = ""  # where the judge starts: the problem's folder
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> JudgeHello:
+        """The hello as sent: every field present, none other, each of its type (ValueError
+        saying which is not)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown, missing = sorted(set(d) - names), sorted(names - set(d))
+        if unknown or missing:
+            raise ValueError(f"a judge hello with unknown keys {unknown} and missing keys {missing}")
+        types: dict[str, tuple[type, ...]] = {
+            "problem": (str,),
+            "run_dir": (str,),
+            "source": (str, type(None)),
+            "solution_name": (str,),
+            "seed": (int,),
+            "cpu_memory_mb": (int,),
+            "confine": (bool,),
+            "cwd": (str,),
+        }
+        wrong = [
+            k
+            for k, ok in types.items()
+            if not isinstance(d[k], ok) or (ok == (int,) and isinstance(d[k], bool))
+        ]
+        if wrong:
+            raise ValueError(f"a judge hello whose {', '.join(wrong)} is not of its type")
+        return cls(**d)

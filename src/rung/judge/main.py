@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from rung.common.channel import Channel, ChannelClosed
 from rung.common.logcap import last_words
+from rung.common.messages import JudgeHello
 
 if TYPE_CHECKING:
     from rung.judge.session import Session
@@ -34,8 +35,9 @@ def main(argv: list[str]) -> int:
     confine.make_undumpable()
     confine.become_subreaper()
     channel = Channel(int(argv[0]), int(argv[1]))
-    hello = channel.recv()
-    token = hello.pop("token")
+    first = channel.recv()
+    token = first.pop("token")
+    hello = JudgeHello.from_dict(first)
     early = _launch_solution(hello)
 
     from rung.judge.session import Session
@@ -48,7 +50,7 @@ def main(argv: list[str]) -> int:
             except ChannelClosed:
                 return 0
             if request["op"] == "adopt":
-                session = adopt(session, request["params"]["hello"])
+                session = adopt(session, JudgeHello.from_dict(request["params"]["hello"]))
                 result = {"adopted": True}
             else:
                 result = handle(session, request["op"], request.get("params", {}))
@@ -58,7 +60,7 @@ def main(argv: list[str]) -> int:
         session.close()
 
 
-def adopt(session: Session, hello: dict[str, Any]) -> Session:
+def adopt(session: Session, hello: JudgeHello) -> Session:
     """A session for the solution `hello` brings, in place of `session`, a judge's that holds none
     (started to describe the problem): the problem it loaded is kept, the start-up it paid is
     not paid again. A judge that already holds a solution never takes another."""
@@ -73,10 +75,10 @@ def adopt(session: Session, hello: dict[str, Any]) -> Session:
     return adopted
 
 
-def _launch_solution(hello: dict[str, Any]) -> SolutionProcess | None:
+def _launch_solution(hello: JudgeHello) -> SolutionProcess | None:
     """Start the solution process before this one imports torch, so the two start-ups overlap
     (a judge holding none yet starts the fork server its solution will be forked from)."""
-    if hello.get("source") is None:
+    if hello.source is None:
         from rung.judge import fork_server
 
         fork_server.start_ahead()
@@ -86,7 +88,7 @@ def _launch_solution(hello: dict[str, Any]) -> SolutionProcess | None:
     from rung.judge.solution_process import SolutionProcess
     from rung.judge.start import solution_start, write_source
 
-    proc = SolutionProcess(*solution_start(hello, write_source(hello), True), Path(hello["run_dir"]) / "logs")
+    proc = SolutionProcess(*solution_start(hello, write_source(hello), True), Path(hello.run_dir) / "logs")
     proc.launch()
     return proc
 

@@ -20,7 +20,7 @@ import torch
 
 from rung import knobs
 from rung.common import confine
-from rung.common.messages import CallReport, SolutionStart
+from rung.common.messages import CallReport, JudgeHello, SolutionStart
 from rung.common.shm import TensorSpec
 from rung.common.trees import clone_tree, map_tensors, tensor_list
 from rung.errors import ProblemError
@@ -49,15 +49,15 @@ class Called:
 
 
 class Session:
-    def __init__(self, hello: dict[str, Any], solution: SolutionProcess | None = None) -> None:
+    def __init__(self, hello: JudgeHello, solution: SolutionProcess | None = None) -> None:
         self.hello = hello
-        self.problem_path = Path(hello["problem"])
-        self.run_dir = Path(hello.get("run_dir") or ".")
-        self.seed = int(hello.get("seed", 0))
+        self.problem_path = Path(hello.problem)
+        self.run_dir = Path(hello.run_dir or ".")
+        self.seed = hello.seed
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.timeout_s = 120.0  # per request to the solution process; each rung sets its own
         self.source = Path(solution.start.source) if solution else None
-        if self.source is None and hello.get("source") is not None:
+        if self.source is None and hello.source is not None:
             self.source = write_source(hello)
         self._problem: LoadedProblem | None = None
         self.strict = bool(knobs.get("RUNG_STRICT"))

@@ -11,29 +11,26 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from rung import backends, knobs
 from rung.backends import build_cache, cuda_nvcc
 from rung.common import confine
-from rung.common.messages import SolutionStart
+from rung.common.messages import JudgeHello, SolutionStart
 
 
-def write_source(hello: dict[str, Any]) -> Path:
+def write_source(hello: JudgeHello) -> Path:
     """The solution's bytes, as the controller read, hashed and stored them, in a file the
     solution process may read but not change."""
-    folder = Path(hello["run_dir"]) / "source"
+    folder = Path(hello.run_dir) / "source"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / str(hello.get("solution_name") or "solution.py")
-    path.write_text(str(hello["source"]))
+    path = folder / (hello.solution_name or "solution.py")
+    path.write_text(str(hello.source))
     return path
 
 
-def solution_start(
-    hello: dict[str, Any], source: Path, interpret: bool
-) -> tuple[SolutionStart, dict[str, str]]:
+def solution_start(hello: JudgeHello, source: Path, interpret: bool) -> tuple[SolutionStart, dict[str, str]]:
     """The start message, and the environment (from an allow-list) to start the process with."""
-    run_dir = Path(hello["run_dir"])
+    run_dir = Path(hello.run_dir)
     scratch = run_dir / "solution"
     lib = run_dir / "lib"  # filled with the format's shared helpers before `configure`
     env = _common_environment()
@@ -59,9 +56,9 @@ def solution_start(
         lib_dirs=[str(lib)],
         caches=[*caches, str(builds), str(scratch / "tmp"), str(scratch / "home")],
         tool_dirs=_toolkits(source),
-        cpu_memory_mb=int(hello.get("cpu_memory_mb", 0)),
+        cpu_memory_mb=hello.cpu_memory_mb,
         interpret=interpret,
-        confine=bool(hello.get("confine", True)),
+        confine=hello.confine,
         warm_profiler=interpret,  # on a GPU only
     )
     return start, env
