@@ -9,6 +9,7 @@ from typing import Any
 from rung import runner
 from rung.agents.replay import ReplayAgent
 from rung.common.child import Child
+from rung.common.messages import JudgeHello
 from rung.judge_process import Judge
 from rung.optimize import Budget, optimize
 from rung.spare_judges import SpareJudges
@@ -28,8 +29,8 @@ def _count(monkeypatch) -> tuple[list[str], list[str]]:
         launched.append(self.module)
         launch(self, *args, **kwargs)
 
-    def counted_adopt(self: Judge, hello: dict[str, Any], *args: Any, **kwargs: Any) -> None:
-        adopted.append(hello["solution_name"])
+    def counted_adopt(self: Judge, hello: JudgeHello, *args: Any, **kwargs: Any) -> None:
+        adopted.append(hello.solution_name)
         adopt(self, hello, *args, **kwargs)
 
     monkeypatch.setattr(Child, "launch", counted_launch)
