@@ -15,7 +15,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 SCHEMA = "rung/3"
 
@@ -145,6 +145,63 @@ class Device:
     nvml: dict[str, Any] = field(default_factory=dict)
 
 
+class BenchCase(TypedDict, total=False):
+    """One case the bench rung timed, as stored in its metrics' `cases` and printed by --json
+    (docs/schema). The solution process's timing figures (common/stats.py's summary, the CUPTI
+    pass of common/measure.py) with what the judge adds; the keys rung reads are typed here, and
+    a stored case may carry more of the solution process's figures beside them."""
+
+    case: dict[str, Any]
+    input_sets: int
+    # the solution process's timing (summary(): all in ms but samples and the rel_ ratios)
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    p20_ms: float
+    p80_ms: float
+    std_ms: float
+    sem_ms: float
+    rel_sem: float
+    median_sem_ms: float
+    rel_median_sem: float
+    samples: int
+    timing: str  # "events"
+    per_set_median_ms: list[float]
+    graph: dict[str, Any]  # the CUDA-graph pass's summary, where outputs were small enough
+    # its CUPTI pass: each call's span, and the kernels in it
+    cupti: dict[str, Any]
+    cupti_error: str
+    busy_ms: float
+    gap_ms: float
+    kernels_per_call: int
+    copies_per_call: int
+    kernels: list[str]
+    l2_flush_bytes: int
+    profiler_warmup: dict[str, Any]
+    # the judge's
+    clocks: list[dict[str, Any]]
+    method: str
+    timed_outputs_checked: int
+    throttled: bool
+    shared_gpu: list[int]
+    reference: dict[str, Any]  # the reference's timing summary
+    speedup_vs_reference: float
+    speedup_vs_reference_err: float
+    compile: dict[str, Any]  # torch.compile's timing summary (RUNG_BASELINE=compile)
+    speedup_vs_compile: float
+    speedup_vs_compile_err: float
+    # the cost model's, where there is one
+    flops: float
+    bytes: float
+    math: str
+    input_bytes: int
+    cost_estimated: bool
+    flops_by_op: dict[str, float]
+    achieved_gbps: float
+    achieved_tflops: float
+    wall_s: dict[str, Any]
+
+
 @dataclass
 class Run:
     """One climb of the ladder by one solution on one device."""
@@ -212,6 +269,10 @@ class Run:
     @property
     def wall_s(self) -> float:
         return (self.finished or time.time()) - self.started
+
+    def rung(self, name: str) -> RungResult | None:
+        """This run's result of the rung `name`; None where it did not run."""
+        return next((r for r in self.rungs if r.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {

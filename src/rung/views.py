@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rung.common.stats import geomean
 from rung.errors import UsageError
-from rung.spec import SCHEMA, Problem, Run
+from rung.spec import SCHEMA, BenchCase, Problem, Run
 
 if TYPE_CHECKING:
     from rung.context import Snippet
@@ -51,11 +51,12 @@ def figure_marks(run: Run, witness: dict[str, Any] | None = None) -> list[dict[s
     process measured: only the profiled case (the last) can have a witness, and only where
     profile ran. `witness`: one taken apart from the run (the optimize loop's profile climb of a
     version it chose), else the run's own profile rung's."""
-    profile = next((r for r in run.rungs if r.name == "profile"), None)
+    profile = run.rung("profile")
     w = witness or (profile.metrics.get("witness") if profile else None) or {}
-    bench = next((r for r in run.rungs if r.name == "bench"), None)
+    bench = run.rung("bench")
     marks = []
-    for c in bench.metrics.get("cases", []) if bench else []:
+    cases: list[BenchCase] = bench.metrics.get("cases", []) if bench else []
+    for c in cases:
         if not isinstance(c, dict) or "case" not in c:
             continue
         mark: dict[str, Any] = {"case": c["case"], "median_ms": c.get("median_ms"), "witness": "unwitnessed"}
@@ -189,7 +190,7 @@ def lineage_rows(ancestry: list[Run]) -> list[dict[str, Any]]:
 
 def rung_doc(run: Run, name: str) -> dict[str, Any]:
     """One rung of a stored run; UsageError naming the rungs it has when it has no `name`."""
-    found = next((r for r in run.rungs if r.name == name), None)
+    found = run.rung(name)
     if found is None:
         have = ", ".join(r.name for r in run.rungs) or "none"
         raise UsageError(f"run {run.id} has no rung {name!r} (it has: {have})")
@@ -326,7 +327,7 @@ def _medians(run: Run) -> dict[str, float | None]:
 
 def _by_case(run: Run, rung: str, key: str, keep_missing: bool = False) -> dict[str, Any]:
     """`key` of each case in `rung`'s `cases` figures, by the case's keyword values as JSON."""
-    found = next((r for r in run.rungs if r.name == rung), None)
+    found = run.rung(rung)
     cases = found.metrics.get("cases", []) if found else []
     return {
         json.dumps(c["case"], sort_keys=True): c.get(key)

@@ -9,7 +9,8 @@ host), which the mean's standard error carries and the median does not."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -66,14 +67,14 @@ def summary(samples_ms: Sequence[float]) -> dict[str, float]:
     }
 
 
-def ratio(a: dict[str, float], b: dict[str, float]) -> tuple[float, float]:
+def ratio(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float, float]:
     """a/b of two summaries' medians, with a one-sigma uncertainty from the medians' relative
     standard errors."""
     r = a["median_ms"] / b["median_ms"]
     return r, r * math.hypot(relative_error(a), relative_error(b))
 
 
-def relative_error(s: dict[str, float]) -> float:
+def relative_error(s: Mapping[str, Any]) -> float:
     """How sure a summary's median is, relative to it: its standard error where the summary has
     one, else (figures kept from before it was computed) the mean's; 0 where neither is known."""
     value = s.get("rel_median_sem", s.get("rel_sem", 0.0))

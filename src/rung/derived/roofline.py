@@ -29,7 +29,7 @@ from typing import Any
 from rung import knobs
 from rung.common.ceilings_datasheet import datasheet
 from rung.common.stats import geomean, relative_error
-from rung.spec import Device, RungResult, Status
+from rung.spec import BenchCase, Device, RungResult, Status
 
 ESTIMATED = "estimated: FLOPs counted from the reference (FlopCounterMode), bytes = inputs + outputs"
 UNKNOWN_PEAK_OVER_MEASURED = 1.10  # where no datasheet is known: the H200's is 9.6% over its measured copy
@@ -39,7 +39,7 @@ MIN_SLACK = 0.01  # never closer than 1%: the floor's own figures are rounded
 def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
     bench = results["bench"]
     target = float(knobs.get("RUNG_ROOFLINE_TARGET"))
-    cases = bench.metrics.get("cases", [])
+    cases: list[BenchCase] = bench.metrics.get("cases", [])
     if not cases or any("bytes" not in c for c in cases):
         return RungResult(
             "roofline", Status.SKIPPED, "no cost model, and none could be estimated from the reference"
@@ -107,7 +107,7 @@ def physical_limit(device: Device) -> dict[str, Any]:
     return {"source": f"measured ceilings x{UNKNOWN_PEAK_OVER_MEASURED:g}", **scaled}
 
 
-def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> dict[str, Any]:
+def _case(c: BenchCase, ceilings: dict[str, Any], peak: dict[str, Any]) -> dict[str, Any]:
     math_key = f"{c.get('math') or 'fp32_vector'}_tflops"
     tflops = float(ceilings.get(math_key) or ceilings["fp32_vector_tflops"])
     t_compute = c["flops"] / (tflops * 1e12) * 1e3
@@ -146,7 +146,7 @@ def _case(c: dict[str, Any], ceilings: dict[str, Any], peak: dict[str, Any]) -> 
     }
 
 
-def dram_floor_bytes(c: dict[str, Any], l2_bytes: int) -> int:
+def dram_floor_bytes(c: BenchCase, l2_bytes: int) -> int:
     """The bytes of a case that must cross DRAM in every timed call: what the L2 cannot hold, and
     at least its inputs (bench flushes the L2 before each call, so they start in DRAM), counted
     only up to the cost model's bytes (a kernel may need less than all of its inputs)."""
@@ -154,7 +154,7 @@ def dram_floor_bytes(c: dict[str, Any], l2_bytes: int) -> int:
     return max(moved - l2_bytes, min(moved, int(c.get("input_bytes", 0))), 0)
 
 
-def _launch_ms(c: dict[str, Any], ceilings: dict[str, Any]) -> float:
+def _launch_ms(c: BenchCase, ceilings: dict[str, Any]) -> float:
     """The launch floor for how this case was timed: an empty kernel's CUPTI span where bench's
     figure is CUPTI's, its event time where bench fell back to events; 0 where not measured."""
     key = "launch_us" if c.get("timing", "cupti") == "cupti" else "launch_events_us"

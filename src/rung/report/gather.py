@@ -82,7 +82,7 @@ def _best(versions: list[Version]) -> Version | None:
 
 
 def _roofline_cases(run: Run) -> list[dict[str, Any]]:
-    found = next((r for r in run.rungs if r.name == "roofline"), None)
+    found = run.rung("roofline")
     cases = found.metrics.get("cases", []) if found else []
     return [c for c in cases if isinstance(c, dict) and {"flops", "bytes", "measured_ms"} <= c.keys()]
 

@@ -204,7 +204,7 @@ def _median(v: Version, label: str) -> float | None:
 
 def _target(versions: list[Version]) -> float:
     for v in versions:
-        roof = next((r for r in v.run.rungs if r.name == "roofline"), None)
+        roof = v.run.rung("roofline")
         if roof and "target" in roof.metrics:
             return float(roof.metrics["target"])
     return 0.9

@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -48,7 +48,7 @@ from rung.judge.rungs.bench_sizes import free_bytes, math_of, read_bytes, rotati
 from rung.judge.rungs.bench_words import case_line, idle_between_kernels, method, sets_apart, shared_gpu
 from rung.judge.rungs.correct import check_against, trial_seed
 from rung.judge.rungs.outcome import Failed, Skipped
-from rung.spec import RungResult, Status
+from rung.spec import BenchCase, RungResult, Status
 
 if TYPE_CHECKING:
     from rung.judge.session import Session
@@ -69,7 +69,8 @@ def bench(session: Session, params: dict[str, Any]) -> RungResult:
     partial = out_dir / "partial.jsonl"
     policy, flush = Policy.from_knobs(), Flusher()
     hot = dataclasses.replace(policy, warmup_s=min(policy.warmup_s, HOT_WARMUP_S))
-    results, artifacts = [], []
+    results: list[BenchCase] = []
+    artifacts = []
     for index, case in enumerate(cases):
         r, trace = _case(session, index, case, policy if index == 0 else hot, hot, flush, out_dir)
         results.append(r)
@@ -112,7 +113,7 @@ def _case(
     hot: Policy,
     flush: Flusher,
     out_dir: Path,
-) -> tuple[dict[str, Any], Path]:
+) -> tuple[BenchCase, Path]:
     wall = Walls()
     seed = trial_seed(session.seed, 1000 + index, 0)
     session.at = f"benchmark case {case} (seed {seed})"
@@ -199,7 +200,9 @@ def _case(
     wall.lap("reference")
     clocks = [before.result(), after.result()]
     wall.lap("clocks")
-    r: dict[str, Any] = {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks}
+    # The solution process's figures arrive as JSON (summary()'s keys and its CUPTI pass's): the
+    # case is a BenchCase from here, and every key the judge adds below is checked against it.
+    r = cast(BenchCase, {"case": case, "input_sets": len(sets), **_public(sol), "clocks": clocks})
     r["method"] = method(r)
     r["timed_outputs_checked"] = checked
     r["throttled"] = any(c.get("throttled") for c in clocks)
@@ -219,7 +222,7 @@ def _case(
         r.update({"flops": cost["flops"], "bytes": cost["bytes"], "math": cost.get("math") or math_of(first)})
         r["input_bytes"] = read_bytes(first, specs)
         if cost.get("cost_estimated"):
-            r.update(cost_estimated=True, flops_by_op=cost["flops_by_op"])
+            r.update({"cost_estimated": True, "flops_by_op": cost["flops_by_op"]})
         seconds = r["median_ms"] / 1e3
         r["achieved_gbps"] = cost["bytes"] / seconds / 1e9
         r["achieved_tflops"] = cost["flops"] / seconds / 1e12

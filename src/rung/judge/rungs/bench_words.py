@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rung.common.stats import relative_error
+from rung.spec import BenchCase
 
 SETS_APART, SETS_MIN_CALLS, SETS_MIN_US = 0.02, 3, 20.0  # when input sets that read apart are named
 IDLE_SHARE, IDLE_MIN_US = 0.05, 2.0  # when a call's idle time between its kernels is named
@@ -17,7 +18,7 @@ def shared_gpu(clocks: list[dict[str, Any]]) -> list[int]:
     return sorted({p for c in clocks for p in (c.get("others_on_gpu") or {}).get("other_pids", [])})
 
 
-def sets_apart(r: dict[str, Any]) -> str:
+def sets_apart(r: BenchCase) -> str:
     """Where a case's input sets read more than SETS_APART apart (each set's median span), that the
     figure depends on where its inputs lie: one process's mix of addresses is not another's, so
     the same kernel can read differently in the next check; '' where they agree or a set's
@@ -38,7 +39,7 @@ def sets_apart(r: dict[str, Any]) -> str:
     )
 
 
-def idle_between_kernels(r: dict[str, Any]) -> str:
+def idle_between_kernels(r: BenchCase) -> str:
     """Where the device sat idle for IDLE_SHARE of a call's span or more (and IDLE_MIN_US), that
     the span holds time the device spent waiting on the host (a launch that came after the last
     kernel ended, a synchronisation), so the figure moves with the host's speed and load from one
@@ -59,7 +60,7 @@ def idle_between_kernels(r: dict[str, Any]) -> str:
     )
 
 
-def method(r: dict[str, Any]) -> str:
+def method(r: BenchCase) -> str:
     """How a case's headline figure was taken, in words: a figure is only comparable with one
     taken the same way (GPU MODE times events around each call, on one input set or fresh ones)."""
     how = "CUDA events around each call, its launch queued behind a spin (the profiler off)"
@@ -72,7 +73,7 @@ def _kept(timing: dict[str, Any]) -> str:
     return f" (timed {timing['kept']['measured_at']})" if "kept" in timing else ""
 
 
-def case_line(r: dict[str, Any]) -> str:
+def case_line(r: BenchCase) -> str:
     parts = [
         f"{r['case']}: {r['median_ms'] * 1e3:.1f} us (±{relative_error(r) * 100:.2f}%, n={r['samples']})"
     ]
