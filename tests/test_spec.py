@@ -34,6 +34,12 @@ def test_run_round_trips():
     assert again.verdict == "FAIL at correct" and not again.ok
 
 
+def test_a_rung_is_found_by_name_and_one_that_did_not_run_is_none():
+    run = sample_run()
+    assert run.rung("correct") is run.rungs[1]
+    assert run.rung("bench") is None
+
+
 def test_dumps_is_strict_json():
     text = dumps(sample_run())
     assert "Infinity" not in text and "NaN" not in text
