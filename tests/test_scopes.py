@@ -142,7 +142,7 @@ def _stand_in_target(monkeypatch, plant) -> None:
         plant(Path(cmd[-1]))
         return 0
 
-    monkeypatch.setattr(rung, "_run", run)
+    monkeypatch.setattr(rung, "run_logged", run)
 
 
 def test_the_judge_summarizes_the_trace_into_the_runs_folder(tmp_path, monkeypatch):
@@ -175,7 +175,7 @@ def test_a_call_that_fails_only_when_traced_is_skipped_not_an_error(tmp_path, mo
         log.write_text("RuntimeError: proton pass failed\n")
         return 1
 
-    monkeypatch.setattr(rung, "_run", run)
+    monkeypatch.setattr(rung, "run_logged", run)
     with knobs.scoped(RUNG_SCOPES=1):
         r = scopes(_session(tmp_path, "naive.py"), {})
     assert r.status == Status.SKIPPED

@@ -21,12 +21,9 @@ only under it (a solution that makes the check fall over does not pass it).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +37,7 @@ from rung.common.trees import leaves
 from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
 from rung.judge.sanitizer_report import clean, parse
+from rung.judge.tool_run import run_logged
 from rung.spec import RungResult, Status
 
 if TYPE_CHECKING:
@@ -96,7 +94,7 @@ def memcheck(session: Session, params: dict[str, Any]) -> RungResult:
     log, target_log = out / "memcheck.log", out / "target.log"
     target = python_command("rung.solution.memcheck_target", str(start_path), str(inputs_path))
     began = time.perf_counter()
-    code = _run(command(exe, log, target), env, out, target_log, session.timeout_s)
+    code = run_logged(command(exe, log, target), env, out, target_log, session.timeout_s)
     inputs_path.unlink(missing_ok=True)
     seconds = round(time.perf_counter() - began, 3)
     if code is None:
@@ -153,24 +151,3 @@ def smallest(session: Session) -> list[tuple[int, dict[str, Any]]]:
 def _last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return lines[-1] if lines else ""
-
-
-def _run(cmd: list[str], env: dict[str, str], cwd: Path, log: Path, timeout_s: float) -> int | None:
-    """The exit code of `cmd`, its output in `log`; None when killed at `timeout_s`."""
-    with open_new(log) as sink:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=cwd,  # a folder the solution cannot write
-            start_new_session=True,
-        )
-        try:
-            return proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return None

@@ -15,10 +15,7 @@ work than the solution's.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -34,6 +31,7 @@ from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
 from rung.judge.ncu_summary import failed, interpret, read_text, replay_passes
 from rung.judge.rungs.correct import trial_seed
+from rung.judge.tool_run import run_logged
 from rung.spec import RungResult, Status
 
 if TYPE_CHECKING:
@@ -70,23 +68,9 @@ def profile(session: Session, params: dict[str, Any]) -> RungResult:
     began = time.perf_counter()
     # one check at a time profiles this GPU: two at once, one read SKIPPED (rung.judge.gpu_lock)
     gpu = cuda_uuid() if session.device == "cuda" else session.device  # a stand-in ncu on the CPU
-    with gpu_lock.held(gpu, session.timeout_s), target_log.open("wb") as sink:
-        proc = subprocess.Popen(
-            ncu.command(exe, report, log, target),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=out,  # not the scratch folder: a folder the solution cannot write
-            start_new_session=True,
-        )
-        try:
-            code: int | None = proc.wait(session.timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = None
+    with gpu_lock.held(gpu, session.timeout_s):
+        # cwd: not the scratch folder, a folder the solution cannot write
+        code = run_logged(ncu.command(exe, report, log, target), env, out, target_log, session.timeout_s)
     inputs_path.unlink(missing_ok=True)
     seconds = round(time.perf_counter() - began, 3)
     if code is None:

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +28,7 @@ from rung.common.proton_scopes import lines, summarize
 from rung.common.safe_files import Refused, open_new, own_folder, read_beneath, write_new
 from rung.judge.ncu_summary import read_text
 from rung.judge.rungs.correct import trial_seed
+from rung.judge.tool_run import run_logged
 from rung.spec import RungResult, Status
 
 if TYPE_CHECKING:
@@ -67,7 +65,7 @@ def scopes(session: Session, params: dict[str, Any]) -> RungResult:
     log = out / "target.log"
     target = python_command("rung.solution.scopes_target", str(start_path), str(inputs_path), str(scratch))
     began = time.perf_counter()
-    code = _run(target, env, str(out), log, session.timeout_s)  # cwd: a folder the solution cannot write
+    code = run_logged(target, env, out, log, session.timeout_s)  # cwd: a folder the solution cannot write
     inputs_path.unlink(missing_ok=True)
     seconds = round(time.perf_counter() - began, 3)
     if code is None:
@@ -108,27 +106,6 @@ def scopes(session: Session, params: dict[str, Any]) -> RungResult:
         [str(trace), str(summary), str(log)],
         seconds,
     )
-
-
-def _run(cmd: list[str], env: dict[str, str], cwd: str, log: Path, timeout_s: float) -> int | None:
-    """The exit code of `cmd`, its output in `log`; None when killed at `timeout_s`."""
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-        try:
-            return proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return None
 
 
 def _read_untrusted(scratch: Path, path: Path, limit: int = MAX_TRACE_BYTES) -> bytes | None:
