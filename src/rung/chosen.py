@@ -19,13 +19,12 @@ profile left out) or ncu measured nothing, the best is kept and marked unwitness
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rung import knobs, runner
+from rung import knobs, runner, views
 from rung.agents import Tried
 from rung.judge.witness import compare, message
 from rung.ladder import LADDER
@@ -84,27 +83,15 @@ def witness(best: Run, profiled: Run | None) -> dict[str, Any]:
     seen = {"profile_run": profiled.id}
     if profiled.outcome == Outcome.FAILED:  # its last case is the one profile profiles
         said = f"its profile climb, run {profiled.id}, reads {profiled.verdict}: {profiled.why}"
-        last = (_cases(best) or [{}])[-1].get("case")
+        bench = best.rung("bench")
+        last = ((bench.metrics.get("cases") if bench else None) or [{}])[-1].get("case")
         return {"case": last, **seen, "verdict": "contradicted", "message": said}
-    rung = next((r for r in profiled.rungs if r.name == "profile"), None)
+    rung = profiled.rung("profile")
     if rung is None or rung.status != Status.OK or "witness" not in rung.metrics:
         return {**seen, "verdict": "unwitnessed"}
     case = rung.metrics["witness"].get("case")
-    w = {**compare(_median_ms(best, case), rung.metrics.get("kernels") or [], case), **seen}
+    w = {**compare(views.median_ms(best, case), rung.metrics.get("kernels") or [], case), **seen}
     return {**w, "message": message(w)} if w["verdict"] == "contradicted" else w
-
-
-def _median_ms(run: Run, case: Any) -> float | None:
-    """`run`'s bench median for `case` (matched by its keyword values), or None."""
-    key = json.dumps(case, sort_keys=True)
-    return next(
-        (c.get("median_ms") for c in _cases(run) if json.dumps(c.get("case"), sort_keys=True) == key), None
-    )
-
-
-def _cases(run: Run) -> list[dict[str, Any]]:
-    bench = next((r for r in run.rungs if r.name == "bench"), None)
-    return [c for c in (bench.metrics.get("cases", []) if bench else []) if isinstance(c, dict)]
 
 
 def crown(

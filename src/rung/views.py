@@ -325,6 +325,11 @@ def _medians(run: Run) -> dict[str, float | None]:
     return _by_case(run, "bench", "median_ms", keep_missing=True)
 
 
+def median_ms(run: Run, case: Any) -> float | None:
+    """`run`'s bench median for `case` (matched by its keyword values), or None."""
+    return _medians(run).get(json.dumps(case, sort_keys=True))
+
+
 def _by_case(run: Run, rung: str, key: str, keep_missing: bool = False) -> dict[str, Any]:
     """`key` of each case in `rung`'s `cases` figures, by the case's keyword values as JSON."""
     found = run.rung(rung)
