@@ -18,37 +18,18 @@ goes to another file. Exits 0 when every call returned; a solution that raises e
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
-from rung.common.messages import SolutionStart
-from rung.solution.main import readable_paths, writable_paths
-from rung.solution.profile_target import injected_roots
+from rung.solution.profile_target import enter_under_tool
 
 
 def main(argv: list[str]) -> int:
-    from rung.common import confine
-
-    confine.die_with_parent()
-    start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))
+    judges = Path(argv[0]).resolve().parent  # resolved before the target enters its scratch folder
+    start = enter_under_tool(Path(argv[0]), [])
+    close_descriptors_beneath(judges)
     import torch
-
-    if torch.cuda.is_available():
-        torch.zeros(1, device="cuda")  # CUDA and the sanitizer's injection set up before the confinement
-    confine.check_imports(writable_paths(start))
-    if start.confine:
-        # The sanitizer's injected thread is the sanitizer's: the solution, on this thread and
-        # every thread and process it starts, is confined to its files.
-        confine.confine_self(
-            [*readable_paths(start), Path(argv[0]), *injected_roots(os.environ)],
-            writable_paths(start),
-            other_threads=True,
-            scopes=False,
-        )
-    close_descriptors_beneath(Path(argv[0]).resolve().parent)
-    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
 
     from rung.solution.harness import Harness
 

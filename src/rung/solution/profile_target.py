@@ -30,26 +30,8 @@ from rung.solution.main import readable_paths, writable_paths
 
 
 def main(argv: list[str]) -> int:
-    from rung.common import confine
-
-    confine.die_with_parent()
-    start = SolutionStart.from_dict(json.loads(Path(argv[0]).read_text()))
+    start = enter_under_tool(Path(argv[0]), ncu_locks())
     import torch
-
-    if torch.cuda.is_available():
-        torch.zeros(1, device="cuda")  # CUDA and ncu's injection set up before the confinement
-    confine.check_imports(writable_paths(start))
-    if start.confine:
-        # ncu's injected library runs a thread of its own, set up at CUDA's start and reaching
-        # this process through signals and an abstract socket: the solution, on this thread and
-        # every thread and process it starts, is confined to its files; ncu's thread is ncu's.
-        confine.confine_self(
-            [*readable_paths(start), Path(argv[0]), *injected_roots(os.environ)],
-            [*writable_paths(start), *ncu_locks()],
-            other_threads=True,
-            scopes=False,
-        )
-    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
 
     from rung.solution.harness import Harness
 
@@ -67,6 +49,34 @@ def main(argv: list[str]) -> int:
         torch.cuda.nvtx.range_pop()
     write_outputs(value, Path(argv[2]))
     return 0
+
+
+def enter_under_tool(start_json: Path, writable: list[Path]) -> SolutionStart:
+    """Set this target up as a solution process under a tool that injects a library into it
+    (Nsight Compute, compute-sanitizer), then confine it and enter its scratch folder; the
+    solution is not imported yet. The injected library runs a thread of its own, set up at CUDA's
+    start and reaching this process through signals and an abstract socket, and reads its install
+    folder: so CUDA starts before the confinement, that folder stays readable (`injected_roots`),
+    and the solution, on this thread and every thread and process it starts, is confined to its
+    files; the tool's thread is the tool's. `writable`: what the tool must write besides."""
+    from rung.common import confine
+
+    confine.die_with_parent()
+    start = SolutionStart.from_dict(json.loads(start_json.read_text()))
+    import torch
+
+    if torch.cuda.is_available():
+        torch.zeros(1, device="cuda")  # CUDA and the tool's injection set up before the confinement
+    confine.check_imports(writable_paths(start))
+    if start.confine:
+        confine.confine_self(
+            [*readable_paths(start), start_json, *injected_roots(os.environ)],
+            [*writable_paths(start), *writable],
+            other_threads=True,
+            scopes=False,
+        )
+    os.chdir(start.scratch)  # started in a folder no solution can write; its own only once confined
+    return start
 
 
 def write_outputs(value: Any, path: Path) -> None:
