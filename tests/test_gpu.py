@@ -221,3 +221,24 @@ def test_a_solution_doing_less_work_under_nsight_compute_fails_profile(climb):
     assert profile.status == Status.FAILED, profile.message
     assert profile.message.startswith("wrong answer in the call Nsight Compute profiled"), profile.message
     assert profile.metrics["profiled_call"] == "wrong" and not run.ok
+
+
+def test_a_triton_solution_computing_with_cublas_launched_no_triton_kernel(climb):
+    """cuBLAS's gemv kernels look like no torch kernel by name; only the kernels the solution
+    built or declared are its own, so the library's never pass for Triton's."""
+    with knobs.scoped(RUNG_SKIP="profile"):
+        run = climb(VECTOR_ADD, FIXTURES / "triton_calls_cublas.py")
+    guard = rung_of(run, "guard")
+    assert guard.status == Status.FAILED, guard.message
+    assert guard.metrics["checks"]["kernel_launched"] == "fired"
+    assert "kernel_launched: no triton kernel was launched during the call (only torch's: " in guard.message
+    assert not run.ok
+
+
+def test_a_solution_that_breaks_the_naming_of_its_kernels_is_not_verified(climb):
+    with knobs.scoped(RUNG_SKIP="profile"):
+        run = climb(VECTOR_ADD, FIXTURES / "unnameable.py")
+    guard = rung_of(run, "guard")
+    assert guard.status == Status.FAILED, guard.message
+    assert "kernel_launched: the kernels the call ran could not be named" in guard.message
+    assert not run.ok

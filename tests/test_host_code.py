@@ -164,6 +164,27 @@ def test_with_what_compile_built_a_library_kernel_is_torchs_not_the_solutions():
     assert backends.owner_of("twice_rows", [triton_backend], triton_built) is Backend.TRITON
 
 
+def test_where_compile_built_nothing_only_the_kernels_a_triton_source_declares_are_its_own():
+    """torch.compile launches a user's @triton.jit kernel past the launcher compile intercepts;
+    the source's declarations, read by the judge, then name the solution's kernels, and a
+    source that declares none (triton imported, cuBLAS computing) owns no kernel at all."""
+    from rung.backends import triton_backend
+
+    source = (
+        "import triton\nfrom triton import jit\n\n"
+        "@triton.autotune(configs=[], key=[])\n@triton.jit\ndef tuned(x): pass\n\n"
+        "@jit(do_not_specialize=['n'])\ndef plain(x, n): pass\n\n"
+        "def host(x): return x\n"
+    )
+    assert [k["name"] for k in triton_backend.declared(source)] == ["tuned", "plain"]
+    assert triton_backend.declared("def broken(:\n") == []
+    none = triton_backend.declared((FIXTURES / "triton_calls_cublas.py").read_text())
+    assert none == []
+    assert backends.owner_of(LIBRARIES[0], [triton_backend], none) is Backend.TORCH
+    declared = triton_backend.declared((FIXTURES / "unnameable.py").read_text())
+    assert backends.owner_of("add_kernel", [triton_backend], declared) is Backend.TRITON
+
+
 @needs_nvcc
 def test_two_cuda_versions_under_one_extension_name_are_two_builds(cache, tmp_path):
     """As two checks of one workspace: the broken version fails, the correct one builds and

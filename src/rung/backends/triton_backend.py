@@ -10,6 +10,7 @@ shared memory, local memory, spill instructions) are read from the CUBIN with cu
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -155,6 +156,31 @@ def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
     solution's `@triton.jit` functions (`built`: its kernel figures): Triton names the kernel after
     its function, so the function's name decides, never the absence of a library's prefix."""
     return any(name == k.get("name") for k in built)
+
+
+def declared(source: str) -> list[dict[str, Any]]:
+    """The kernels a solution's source declares, as the compile rung's figures name them: each
+    function decorated with Triton's `jit` (`@triton.jit`, `@jit`, called or not, under any
+    autotune or heuristics), read from the judge's copy of the source. What guard recognises a
+    launched kernel by where compile built nothing (a kernel launched by torch.compile's
+    inductor never reaches the launcher compile intercepts); a Python identifier never equals
+    a library kernel's demangled name, and `_no_work` still asks that the kernel matter."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [
+        {"name": node.name, "constexprs": {}}
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list)
+    ]
+
+
+def _is_jit(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(called, ast.Attribute) and called.attr == "jit") or (
+        isinstance(called, ast.Name) and called.id == "jit"
+    )
 
 
 def compile_solution(solution_path: Path, calls: list[Call], arch: str, out_dir: Path) -> list[BuiltKernel]:

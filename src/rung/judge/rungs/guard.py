@@ -108,7 +108,9 @@ def guard(session: Session, params: dict[str, Any]) -> RungResult:
 
     metrics = {"checks": checks, "launches": first.report.launches, **size}
     if first.report.kernels:
-        metrics["kernels"] = attributed(first.report.kernels, kernel_backends, session.built_kernels)
+        metrics["kernels"] = attributed(
+            first.report.kernels, kernel_backends, _known(session, kernel_backends)
+        )
     if fired:
         raise Failed("; ".join(fired), metrics)
     passed = sum(v == "ok" for v in checks.values())
@@ -172,6 +174,16 @@ def _kernel_backends(session: Session) -> list[Any]:
     return [b for b in found if b is not backends.REGISTRY[-1]]
 
 
+def _known(session: Session, kernel_backends: list[Any]) -> list[dict[str, Any]]:
+    """The solution's own kernels, known positively: those the compile rung built; where it built
+    none, those the source declares (Triton's `@triton.jit` functions, read by the judge); else
+    none, so that no library kernel (cuBLAS's, torch's) is ever taken for the solution's."""
+    if session.built_kernels:
+        return session.built_kernels
+    source = session.source_file.read_text(errors="replace")
+    return [k for b in kernel_backends for k in (b.declared(source) if hasattr(b, "declared") else [])]
+
+
 def _names(kernel_backends: list[Any]) -> list[str]:
     return [b.BACKEND.value for b in kernel_backends]
 
@@ -192,12 +204,14 @@ def _not_launched(session: Session, kernel_backends: list[Any], report: Any) -> 
     names = " or ".join(b.BACKEND.value for b in kernel_backends)
     if session.device == "cuda":
         torch = backends.REGISTRY[-1].BACKEND.value
-        attributed_to = attributed(report.kernels, kernel_backends, session.built_kernels)
+        known = _known(session, kernel_backends)
+        attributed_to = attributed(report.kernels, kernel_backends, known)
         owned = [k for k, b in attributed_to.items() if b != torch]
         if owned:  # what the GPU ran, not the launch count the solution's process keeps (a claim)
             return ""
         seen = f" (only torch's: {', '.join(k[:60] for k in report.kernels[:3])})" if report.kernels else ""
-        return f"no {names} kernel was launched during the call{seen}"
+        unknown = "" if known else f"; neither compile nor the source named a {names} kernel to recognise"
+        return f"no {names} kernel was launched during the call{seen}{unknown}"
     return "" if report.launches else f"no {names} kernel was launched during the call"
 
 
