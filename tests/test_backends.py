@@ -16,7 +16,7 @@ from rung.backends import triton_backend
 from rung.common.messages import SolutionStart
 from rung.derived.trace import summarize
 from rung.errors import UsageError
-from rung.judge.rungs.guard import attributed
+from rung.judge.own_kernels import attributed
 from rung.runner import gpu_only_backends
 from rung.solution import harness as harness_module
 from rung.solution.requests import load

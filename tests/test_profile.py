@@ -100,13 +100,13 @@ ANSWER = (
 )
 
 
-def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py"):
+def run_profile(tmp_path: Path, timeout_s: float, solution: str = "good.py", source: str = ""):
     """The judge's profile rung on the tiny problem, as a judge process would run it."""
     session = Session(
         JudgeHello(
             **{
                 "problem": str(TINY),
-                "source": (TINY / "solutions" / solution).read_text(),
+                "source": source or (TINY / "solutions" / solution).read_text(),
                 "solution_name": solution,
                 "run_dir": str(tmp_path / "run"),
                 "seed": 3,
@@ -137,6 +137,45 @@ def test_the_report_is_read_through_ncu_report_into_a_summary_under_40_lines(tmp
     )
     assert lines[-1].startswith("full report for ncu-ui: ") and lines[-1].endswith("report.ncu-rep")
     assert {Path(a).name for a in r.artifacts} >= {"report.ncu-rep", "report.json", "target.log"}
+
+
+def triton_source(*kernels: str) -> str:
+    return "import triton\n" + "".join(f"\n@triton.jit\ndef {k}(x):\n    pass\n" for k in kernels)
+
+
+def test_the_kernels_ncu_saw_hold_one_the_solution_declared(tmp_path, monkeypatch):
+    fake_ncu(tmp_path, monkeypatch, f"{ANSWER}import shutil; shutil.copy({str(EXPORT)!r}, REPORT)")
+    r = run_profile(tmp_path, 30, source=triton_source("double_kernel"))
+    assert r.status == Status.OK, r.message
+
+
+@pytest.mark.parametrize(
+    ("declared", "demangled"),
+    [
+        ("unlaunched", None),  # ncu saw double_kernel and finish_kernel, neither of them the solution's
+        ("gemv2T_kernel_val", "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4>(float)"),
+    ],
+    ids=["another-kernel", "a-library-kernels-short-name"],
+)
+def test_no_kernel_of_the_solutions_among_those_ncu_saw_fails_profile(
+    tmp_path, monkeypatch, declared, demangled
+):
+    """ncu's list is one the solution's process cannot write: guard's kernel_launched, asked again.
+    A Python name can spell a templated library kernel's short one, never its full name."""
+    kernels = _kernels()
+    for k in kernels:
+        k["name"] = declared if demangled else k["name"]
+        k["demangled"] = demangled or k["name"]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"kernels": kernels}))
+    fake_ncu(tmp_path, monkeypatch, f"{ANSWER}import shutil; shutil.copy({str(export)!r}, REPORT)")
+    r = run_profile(tmp_path, 30, source=triton_source(declared))
+    assert r.status == Status.FAILED, r.message
+    assert r.message.startswith(
+        "kernel_launched, as Nsight Compute saw the call from outside the solution's process: "
+        "no triton kernel was launched during the call (only torch's: "
+    ), r.message
+    assert r.metrics["own_kernel"] == "missing"
 
 
 NCU_LOG = """==WARNING== Note: Running with unmodified GPU clocks.

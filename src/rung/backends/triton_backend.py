@@ -147,15 +147,17 @@ def _programs(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | N
 
 def owns_kernel(name: str) -> bool:
     """Triton names a kernel after its function; nothing in the name marks it as Triton's, so a
-    kernel is Triton's when it is none of torch's (at::, void at::native, cutlass, cublas)."""
-    return not re.match(r"(void )?(at::|cutlass|cublas|sm\d+_xmma|ampere_|nvjet|triton_poi_fused)", name)
+    kernel is Triton's when it is none of torch's (at::, void at::native, cutlass, cublas) and
+    not mangled as C++ names are (`_Z...`: Triton never mangles)."""
+    return not re.match(r"(void )?(_Z|at::|cutlass|cublas|sm\d+_xmma|ampere_|nvjet|triton_poi_fused)", name)
 
 
 def recognises(name: str, built: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a kernel, by the name CUPTI gives it, is one the compile rung built from the
     solution's `@triton.jit` functions (`built`: its kernel figures): Triton names the kernel after
-    its function, so the function's name decides, never the absence of a library's prefix."""
-    return any(name == k.get("name") for k in built)
+    its function, so the function's name decides, and a library's name (a C++ kernel's mangled
+    one, which a Python identifier can spell) is never the solution's whatever it claims built."""
+    return owns_kernel(name) and any(name == k.get("name") for k in built)
 
 
 def declared(source: str) -> list[dict[str, Any]]:

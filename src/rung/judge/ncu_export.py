@@ -54,7 +54,7 @@ def kernels(report: Path) -> list[dict[str, Any]]:
         span = context.range_by_idx(r)
         for a in range(span.num_actions()):
             action = span.action_by_idx(a)
-            kernel: dict[str, Any] = {"name": action.name(), "metrics": {}}
+            kernel: dict[str, Any] = {"name": action.name(), "demangled": _demangled(action), "metrics": {}}
             for name in action.metric_names():
                 kernel["metrics"][name] = metric(action.metric_by_name(name))
             try:
@@ -63,6 +63,17 @@ def kernels(report: Path) -> list[dict[str, Any]]:
                 kernel["rule_results_as_dicts_error"] = f"{type(e).__name__}: {e}"
             found.append(kernel)
     return found
+
+
+def _demangled(action: Any) -> str:
+    """The kernel's full C++ name (`void f<int>(float*)`; a Triton or extern "C" kernel's is its
+    bare name): what CUPTI names it by, and, unlike the function's name ncu shows, never a name a
+    Python identifier can spell for a templated library kernel. '' where this ncu_report lacks it."""
+    base = getattr(action, "NameBase_DEMANGLED", None)
+    try:
+        return str(action.name(base)) if base is not None else ""
+    except Exception:
+        return ""
 
 
 def main(argv: list[str]) -> int:

@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from rung import backends
 from rung.common.poison import poisoned_mask
 from rung.common.trees import clone_tree, tensor_list
-from rung.judge import case_size
+from rung.judge import case_size, own_kernels
 from rung.judge.compare import compare
 from rung.judge.observed import ALIASED, MUTATED, bits_differ
 from rung.judge.rungs.outcome import Failed
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 def guard(session: Session, params: dict[str, Any]) -> RungResult:
     case, size = case_size.first_test_case(session)
     session.at = f"test case {case}"  # its inputs and fresh ones alike
-    kernel_backends = _kernel_backends(session)
+    kernel_backends = own_kernels.languages(session)
     checks: dict[str, str] = {}
     fired: list[str] = []
     calls: list[Seen] = []  # every plain call: its name, report and the judge's input findings
@@ -108,9 +107,8 @@ def guard(session: Session, params: dict[str, Any]) -> RungResult:
 
     metrics = {"checks": checks, "launches": first.report.launches, **size}
     if first.report.kernels:
-        metrics["kernels"] = attributed(
-            first.report.kernels, kernel_backends, _known(session, kernel_backends)
-        )
+        known = own_kernels.known(session, kernel_backends)
+        metrics["kernels"] = own_kernels.attributed(first.report.kernels, kernel_backends, known)
     if fired:
         raise Failed("; ".join(fired), metrics)
     passed = sum(v == "ok" for v in checks.values())
@@ -161,57 +159,20 @@ def _stray_threads(session: Session, harm: dict[str, Any]) -> str:
     return ""
 
 
-def _kernel_backends(session: Session) -> list[Any]:
-    """The solution's backends that launch kernels of their own: those its import used (the load
-    rung's finding, else its import statements), but plain torch, the registry's last entry, which
-    stands for no kernel language at all."""
-    used = session.backends_used
-    found = (
-        [b for b in backends.REGISTRY if b.BACKEND.value in used]
-        if used is not None
-        else backends.detect_all(session.source_file.read_text(errors="replace"))
-    )
-    return [b for b in found if b is not backends.REGISTRY[-1]]
-
-
-def _known(session: Session, kernel_backends: list[Any]) -> list[dict[str, Any]]:
-    """The solution's own kernels, known positively: those the compile rung built; where it built
-    none, those the source declares (Triton's `@triton.jit` functions, read by the judge); else
-    none, so that no library kernel (cuBLAS's, torch's) is ever taken for the solution's."""
-    if session.built_kernels:
-        return session.built_kernels
-    source = session.source_file.read_text(errors="replace")
-    return [k for b in kernel_backends for k in (b.declared(source) if hasattr(b, "declared") else [])]
-
-
 def _names(kernel_backends: list[Any]) -> list[str]:
     return [b.BACKEND.value for b in kernel_backends]
 
 
-def attributed(
-    kernels: list[str], kernel_backends: list[Any], built: list[dict[str, Any]] | None = None
-) -> dict[str, str]:
-    """Each kernel name to the backend it belongs to (torch's where none of the solution's does):
-    with `built` (the compile rung's kernels), only a kernel the solution's build made is its own,
-    so a library's kernel (cuBLAS's gemv) never passes for the solution's language."""
-    return {name: backends.owner_of(name, kernel_backends, built).value for name in kernels}
-
-
 def _not_launched(session: Session, kernel_backends: list[Any], report: Any) -> str:
     """A solution in a kernel language must launch a kernel of that language during the call: on a
-    GPU one its backend owns among the kernels CUPTI saw; on the CPU one Triton's interpreter ran
-    (the only kernel language that runs there)."""
-    names = " or ".join(b.BACKEND.value for b in kernel_backends)
+    GPU one of its own (`own_kernels`) among the kernels CUPTI saw, not the launch count the
+    solution's process keeps (a claim); on the CPU one Triton's interpreter ran (the only kernel
+    language that runs there)."""
     if session.device == "cuda":
-        torch = backends.REGISTRY[-1].BACKEND.value
-        known = _known(session, kernel_backends)
-        attributed_to = attributed(report.kernels, kernel_backends, known)
-        owned = [k for k, b in attributed_to.items() if b != torch]
-        if owned:  # what the GPU ran, not the launch count the solution's process keeps (a claim)
-            return ""
-        seen = f" (only torch's: {', '.join(k[:60] for k in report.kernels[:3])})" if report.kernels else ""
-        unknown = "" if known else f"; neither compile nor the source named a {names} kernel to recognise"
-        return f"no {names} kernel was launched during the call{seen}{unknown}"
+        return own_kernels.not_launched(
+            report.kernels, kernel_backends, own_kernels.known(session, kernel_backends)
+        )
+    names = " or ".join(_names(kernel_backends))
     return "" if report.launches else f"no {names} kernel was launched during the call"
 
 

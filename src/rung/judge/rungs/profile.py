@@ -26,7 +26,7 @@ import torch
 from rung.common import ncu
 from rung.common.child import python_command
 from rung.common.safe_files import open_new
-from rung.judge import gpu_lock, profiled_call, witness
+from rung.judge import gpu_lock, own_kernels, profiled_call, witness
 from rung.judge.clocks import cuda_uuid
 from rung.judge.ncu_export import NO_MODULE
 from rung.judge.ncu_summary import failed, interpret, read_text, replay_passes
@@ -99,8 +99,27 @@ def profile(session: Session, params: dict[str, Any]) -> RungResult:
     artifacts.append(str(out / "report.json"))
     result = interpret(exported, case, cost.get("bytes"), artifacts, seconds, spent)
     result.metrics["profiled_call"] = "right"  # its outputs, compared by the judge, match
+    launched = _not_launched(session, exported.get("kernels", []))
+    if launched:
+        result.metrics["own_kernel"] = "missing"
+        why = (
+            f"kernel_launched, as Nsight Compute saw the call from outside the solution's process: {launched}"
+        )
+        return RungResult("profile", Status.FAILED, why, result.metrics, artifacts, seconds)
     # bench's figure for this case, witnessed by ncu's own measurement (FAILED where contradicted)
     return witness.judged(result, session.bench_medians.get(index), case)
+
+
+def _not_launched(session: Session, kernels: list[dict[str, Any]]) -> str:
+    """What guard's kernel_launched asks of the kernels CUPTI saw in the solution's process, asked
+    again of those ncu saw: a list the solution cannot write. '' where it holds, or cannot be
+    asked (no kernel language; an ncu_report without full names, which would let a Python name
+    spell a library kernel's short one)."""
+    languages = own_kernels.languages(session)
+    names = [str(k.get("demangled") or "") for k in kernels]
+    if not languages or not all(names):
+        return ""
+    return own_kernels.not_launched(names, languages, own_kernels.known(session, languages))
 
 
 def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:
