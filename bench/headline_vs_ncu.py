@@ -1,6 +1,6 @@
 """A call of two kernels: bench's headline against Nsight Compute's summed kernel durations (GPU only).
 
-    python3 bench/headline_vs_ncu.py --out DIR [--runs 3]
+    python3 bench/headline_vs_ncu.py --out DIR [--runs 3] [--sizes 4096x1024 64x262144 ...]
 
 The split-K matvec of bench/spread launches two kernels per call (partial sums, then their
 reduction). For each size, a problem whose only benchmark case is that size is checked --runs
@@ -110,13 +110,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--sizes", nargs="*", default=[f"{r}x{k}" for r, k in SIZES], help="ROWSxK each (default: all four)"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         cache = where / "cache"
-        for rows, k in SIZES:
+        for rows, k in (tuple(int(n) for n in size.split("x")) for size in args.sizes):
             problem = problem_of(rows, k, where)
             runs = [check(problem, where / f"ws_{rows}x{k}_{i}", cache) for i in range(args.runs)]
             results.append(summary(rows, k, runs))
