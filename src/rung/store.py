@@ -258,7 +258,13 @@ class Store:
         ):
             run.rungs.append(
                 RungResult(
-                    name, Status(status), message, json.loads(metrics), json.loads(artifacts), seconds, began_s
+                    name,
+                    Status(status),
+                    message,
+                    json.loads(metrics),
+                    json.loads(artifacts),
+                    seconds,
+                    began_s,
                 )
             )
         return run
