@@ -52,8 +52,8 @@ class Outcome(str, enum.Enum):
 CORRECTNESS_RUNGS = ("run", "guard", "correct", "scale")
 NO_BENCHMARKS = "the problem lists no BENCHMARKS"  # scale's message (judge/rungs/correct.py)
 # The rungs that run a tool over the solution (judge/tool_run.py: Nsight Compute, compute-sanitizer,
-# proton): a run's time to verdict counts them apart (`TimeToVerdict.profile_s`), for they cost
-# more than the verdict rungs together and can be left out (RUNG_SKIP).
+# proton): a run's time to verdict counts them apart (`TimeToVerdict.profile_s`), for they can
+# cost more than the verdict rungs together (Nsight Compute does) and can be left out (RUNG_SKIP).
 TOOL_RUNGS = ("memcheck", "profile", "scopes")
 
 

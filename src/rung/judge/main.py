@@ -8,8 +8,9 @@ folder, seed, token). Each request names an op: `describe` (the problem and this
 own), or a rung in `rung.judge.rungs.JUDGE_RUNGS`, with its time limit; a rung's answer is its
 RungResult with `began`, the Unix time it began here (the runner makes it the rung's `began_s`:
 the time before it is the judge's own start). The judge is not dumpable, and is the subreaper of
-its solution processes: what they leave behind is killed when a rung ends and when the judge does. Exceptions of the problem's code are the
-problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), never the judge's.
+its solution processes: what they leave behind is killed when a rung ends and when the judge
+does. Exceptions of the problem's code are the problem's fault (ProblemError); the solution's
+are its own (ERROR, TIMEOUT), never the judge's.
 """
 
 from __future__ import annotations
