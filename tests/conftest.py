@@ -13,6 +13,8 @@ from rung.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEMS = ROOT / "problems"
+# Where a check's time went, on its summary line (progress.time_words), where its runs climbed in turn.
+SPLIT = r"\d+\.\ds: outside runs \d+\.\d, start \d+\.\d, rungs \d+\.\d, profile \d+\.\d, other -?\d+\.\d"
 
 
 class Climber:

@@ -17,7 +17,7 @@ import pytest
 
 from rung import knobs
 from rung.spec import Status
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, SPLIT
 
 TINY = FIXTURES / "tiny"
 SOL = TINY / "solutions"
@@ -45,6 +45,17 @@ def test_check_json_is_one_object_with_stable_keys(tmp_path):
             assert set(r) >= {"name", "status", "message", "metrics", "artifacts"}
     assert [r["name"] for r in good["rungs"]][:6] == ["load", "compile", "run", "guard", "correct", "scale"]
     assert next(r for r in bad["rungs"] if r["name"] == "run")["message"] == "shape (4,), expected (5,)"
+    for s in (good, bad):  # each run's time to verdict, its parts adding up to its wall
+        split, began = s["time_to_verdict"], [r["began_s"] for r in s["rungs"]]
+        assert split["start_s"] == pytest.approx(began[0], abs=1e-3) and began == sorted(began)
+        parts = split["start_s"] + split["rungs_s"] + split["profile_s"] + split["other_s"]
+        assert parts == pytest.approx(split["wall_s"], abs=2e-3) and split["other_s"] > -0.01
+    whole = doc["summary"]["time_to_verdict"]  # and the check's, outside its runs too
+    assert whole["wall_s"] == doc["summary"]["wall_s"] and whole["outside_runs_s"] > 0
+    assert sum(v for k, v in whole.items() if k != "wall_s") == pytest.approx(whole["wall_s"], abs=5e-3)
+    assert whole["rungs_s"] == pytest.approx(
+        good["time_to_verdict"]["rungs_s"] + bad["time_to_verdict"]["rungs_s"]
+    )
 
 
 def test_check_human_output_and_exit_zero(tmp_path):
@@ -54,8 +65,12 @@ def test_check_human_output_and_exit_zero(tmp_path):
     assert lines[0].startswith(str(SOL / "good.py"))
     assert any(line.split()[1:3] == ["correct", "OK"] for line in lines[1:])
     assert any(line.split()[1:3] == ["bench", "SKIPPED"] for line in lines[1:])
-    assert "verdict: PASS" in lines[-2]
-    assert re.fullmatch(r"== 1 passed, 0 failed, 0 errors, 0 skipped in \d+\.\ds ==", lines[-1])
+    assert re.fullmatch(
+        r"  verdict: PASS  \(\d+ ok, \d+ skipped; \d+\.\ds: start \d+\.\d, rungs \d+\.\d, profile 0\.0,"
+        r" other -?\d+\.\d\)",
+        lines[-2],
+    ), lines[-2]
+    assert re.fullmatch(rf"== 1 passed, 0 failed, 0 errors, 0 skipped in {SPLIT} ==", lines[-1]), lines[-1]
     assert "\x1b" not in done.stdout  # piped: plain lines, no live progress drawn
 
 
@@ -78,7 +93,7 @@ def test_check_with_no_solution_named_checks_every_one_under_solutions(tmp_path)
     assert headers == [
         str(problem / "solutions" / p) for p in ("correct/good.py", "wrong/raises.py", "wrong/wrong_shape.py")
     ]
-    assert re.fullmatch(r"== 1 passed, 1 failed, 1 error, 0 skipped in \d+\.\ds ==", lines[-1]), lines[-1]
+    assert re.fullmatch(rf"== 1 passed, 1 failed, 1 error, 0 skipped in {SPLIT} ==", lines[-1]), lines[-1]
     doc = json.loads(rung("check", str(problem), "--json", "-w", str(tmp_path)).stdout)
     assert [s["verdict"] for s in doc["solutions"]] == ["PASS", "FAIL at run", "FAIL at run"]
     summary = doc["summary"]
@@ -114,7 +129,8 @@ def test_workers_climb_at_once_with_the_same_verdicts_printed_in_order(tmp_path)
     assert headers == [str(SOL / "wrong_shape.py"), str(SOL / "good.py")]
     verdicts = [line.split("(")[0].strip() for line in lines if line.startswith("  verdict:")]
     assert verdicts == ["verdict: FAIL at run", "verdict: PASS"]
-    assert re.fullmatch(r"== 1 passed, 1 failed, 0 errors, 0 skipped in \d+\.\ds ==", lines[-1])
+    # climbing at once, the runs overlap (no split of the check's wall) unless one ended first
+    assert re.fullmatch(rf"== 1 passed, 1 failed, 0 errors, 0 skipped in (\d+\.\ds|{SPLIT}) ==", lines[-1])
     (tmp_path / "rung.toml").write_text('executor = "smoke-signals"\n')
     bad = rung("check", str(TINY), str(SOL / "good.py"), cwd=tmp_path)
     assert bad.returncode == 2
@@ -346,6 +362,11 @@ def test_ctrl_c_says_what_it_stopped_and_where_the_record_is(tmp_path):
     assert proc.returncode == 130
     shown = json.loads(rung("show", "1", "--json", "-w", str(tmp_path)).stdout)
     assert (shown["verdict"], shown["outcome"]) == ("INTERRUPTED after run", "unverified")
+    stopped = shown["rungs"][-1]  # the time it ran before the interrupt is kept, and the split adds up
+    assert stopped["status"] == "INTERRUPTED" and stopped["seconds"] >= 1 and stopped["began_s"] > 0
+    split = shown["time_to_verdict"]
+    parts = split["start_s"] + split["rungs_s"] + split["profile_s"] + split["other_s"]
+    assert split["rungs_s"] >= stopped["seconds"] and parts == pytest.approx(split["wall_s"], abs=2e-3)
 
 
 def test_a_syntax_error_is_said_before_any_judge_starts_and_x_stops_there(tmp_path):

@@ -201,6 +201,11 @@ def test_two_local_workers_give_the_verdicts_of_one_by_one(tmp_path, one_by_one)
             assert again.device.kind == "cpu"
             assert (store.run_dir(run.id) / "result.json").is_file()
             assert any((store.run_dir(run.id) / "logs").iterdir())  # the judge's logs came back
+            took = again.time_to_verdict  # when each rung began on its worker came back too
+            assert took.start_s is not None and took.other_s is not None and took.wall_s is not None
+            assert took.start_s + took.rungs_s + took.profile_s + took.other_s == pytest.approx(
+                took.wall_s, abs=2e-3
+            )
         assert {r.environment["executor"] for r in runs} == {"local cpu 0", "local cpu 1"}
     finally:
         store.close()

@@ -6,6 +6,7 @@ import io
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from rung import knobs, ladder, progress, render
@@ -125,3 +126,58 @@ def test_a_long_rung_line_wraps_at_words_under_its_message_on_a_terminal_and_nev
         "  ✓ compile  OK        3.71s  " + message.splitlines()[0],
         " " * 31 + "next: " + "x" * 40,
     ]
+
+
+def _timed(started: float, took: list[tuple[str, float, float]], finished: float | None) -> Run:
+    """A verified run that began at `started`: each rung (name, began_s, seconds)."""
+    run = Run(1, "p", Solution("s.py", "0" * 64, "torch"), Device("cuda", "H100"), 1, started=started)
+    run.rungs = [RungResult(n, Status.OK, began_s=b, seconds=s) for n, b, s in took]
+    run.finished = finished
+    return run
+
+
+CLIMB = [("load", 0.5, 0.3), ("run", 0.8, 0.2), ("guard", 1.0, 1.0), ("correct", 2.0, 1.0)]
+CLIMB += [("scale", 3.0, 1.5), ("profile", 4.6, 2.0)]
+
+
+def test_the_summary_says_where_the_time_of_a_check_went_and_its_parts_add_up():
+    first, second = _timed(100.0, CLIMB, 107.0), _timed(107.5, CLIMB, 114.0)
+    split = progress.summary([first, second], 16.0)["time_to_verdict"]
+    assert split == {
+        "wall_s": 16.0,
+        "outside_runs_s": 2.5,  # the problem described before the first run, the gap between them
+        "start_s": 1.0,
+        "rungs_s": 8.0,
+        "profile_s": 4.0,
+        "other_s": 0.5,  # 0.5 s after the first run's last rung, none after the second's
+    }
+    assert sum(v for k, v in split.items() if k != "wall_s") == pytest.approx(16.0)
+    assert progress.summary_line([first, second], 16.0).plain == (
+        "== 2 passed, 0 failed, 0 errors, 0 skipped in 16.0s:"
+        " outside runs 2.5, start 1.0, rungs 8.0, profile 4.0, other 0.5 =="
+    )
+    assert render.verdict(first).plain.splitlines()[0] == (
+        "  verdict: PASS  (6 ok; 7.0s: start 0.5, rungs 4.0, profile 2.0, other 0.5)"
+    )
+
+
+def test_runs_that_climbed_at_once_keep_only_the_checks_wall_and_each_its_own_split():
+    first, second = _timed(100.0, CLIMB, 107.0), _timed(101.0, CLIMB, 107.6)  # on two workers
+    said = progress.summary([first, second], 9.0)
+    assert "time_to_verdict" not in said and said["wall_s"] == 9.0
+    assert progress.summary_line([first, second], 9.0).plain.endswith(" in 9.0s ==")
+    assert second.time_to_verdict.to_dict() == {
+        "wall_s": 6.6,
+        "start_s": 0.5,
+        "rungs_s": 4.0,
+        "profile_s": 2.0,
+        "other_s": 0.1,
+    }
+
+
+def test_an_unfinished_run_says_what_it_can():
+    unfinished = _timed(100.0, CLIMB[:3], None)
+    assert render.verdict(unfinished).plain.splitlines()[0] == (
+        "  verdict: UNFINISHED after guard  (3 ok; unfinished: start 0.5, rungs 1.5, profile 0.0)"
+    )
+    assert "time_to_verdict" not in progress.summary([unfinished], 3.0)

@@ -3,9 +3,13 @@ it runs, by a function that exists; and each headline reads the figures its rung
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rung import rung_table
 from rung.ladder import LADDER, RungSpec
 from rung.rung_table import CONTROLLER, JUDGE, RUNGS, Implementation
+from rung.spec import TOOL_RUNGS
+from tests.conftest import ROOT
 
 
 def table_errors(rungs: dict[str, Implementation], ladder: tuple[RungSpec, ...]) -> list[str]:
@@ -53,3 +57,21 @@ def test_headlines_read_each_rungs_figures():
     assert rung_table.headline("scale", errors) == "unwritten_pct=12.5 max_abs_err=inf cosine=1"
     assert rung_table.headline("bench", {"cases": []}) == ""
     assert rung_table.headline("executor", {}) == ""  # a lost worker's record: no rung of the table
+
+
+def rungs_running_a_tool(rungs: dict[str, Implementation]) -> set[str]:
+    """The rungs whose judge module runs a tool over the solution (judge/tool_run.py), read from
+    their source: importing them would import torch."""
+    found = set()
+    for name, rung in rungs.items():
+        module = rung.function.partition(":")[0]
+        source = (ROOT / "src" / Path(*module.split("."))).with_suffix(".py").read_text()
+        if "from rung.judge.tool_run import" in source:
+            found.add(name)
+    return found
+
+
+def test_the_rungs_a_run_counts_as_its_profile_time_are_those_that_run_a_tool():
+    assert rungs_running_a_tool(RUNGS) == set(TOOL_RUNGS)
+    drifted = {**RUNGS, "bench": Implementation(JUDGE, "rung.judge.rungs.profile:profile")}
+    assert rungs_running_a_tool(drifted) != set(TOOL_RUNGS)  # a new tool rung is caught

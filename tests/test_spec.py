@@ -128,3 +128,49 @@ def test_the_judge_says_no_benchmarks_in_the_words_spec_reads():
     judge = Path(__file__).parents[1] / "src" / "rung" / "judge" / "rungs" / "correct.py"
     source = judge.read_text()
     assert f'"{NO_BENCHMARKS}"' in source and '"not_checked"' in source
+
+
+def _timed_run(finished: float | None) -> Run:
+    """A run that began at t=100: its judge started for 3.1 s, then load, correct, bench and
+    profile ran with gaps between them; a rung of a store before began_s was recorded has none."""
+    run = Run(1, "p", Solution("s.py", "0" * 64), Device("cuda", "H100"), 1, started=100.0, finished=finished)
+    for name, began_s, seconds in (("load", 3.1, 0.4), ("correct", 3.6, 2.0), ("bench", 5.7, 4.6)):
+        run.rungs.append(RungResult(name, Status.OK, seconds=seconds, began_s=began_s))
+    run.rungs.append(RungResult("profile", Status.OK, seconds=2.2, began_s=10.4))
+    run.rungs.append(RungResult("memcheck", Status.SKIPPED, "when asked", began_s=12.6))
+    return run
+
+
+def test_time_to_verdict_splits_the_wall_into_parts_that_add_up_to_it():
+    split = _timed_run(finished=112.9).time_to_verdict
+    assert (split.wall_s, split.start_s, split.rungs_s, split.profile_s) == (12.9, 3.1, 7.0, 2.2)
+    assert split.other_s == pytest.approx(0.6)
+    assert split.start_s + split.rungs_s + split.profile_s + split.other_s == pytest.approx(split.wall_s)
+    doc = json.loads(dumps(_timed_run(finished=112.9)))
+    assert doc["time_to_verdict"] == {
+        "wall_s": 12.9,
+        "start_s": 3.1,
+        "rungs_s": 7.0,
+        "profile_s": 2.2,
+        "other_s": pytest.approx(0.6),
+    }
+    assert doc["rungs"][0]["began_s"] == 3.1
+    assert Run.from_dict(doc).rungs == _timed_run(finished=112.9).rungs  # began_s read back
+
+
+def test_an_unfinished_run_or_one_with_no_start_recorded_says_what_it_can():
+    unfinished = _timed_run(finished=None).time_to_verdict
+    assert (unfinished.wall_s, unfinished.other_s) == (None, None)
+    assert (unfinished.start_s, unfinished.rungs_s, unfinished.profile_s) == (3.1, 7.0, 2.2)
+    stored_before = _timed_run(finished=112.9)
+    stored_before.rungs[0].began_s = None
+    said = stored_before.time_to_verdict
+    assert (said.wall_s, said.start_s, said.other_s, said.rungs_s) == (12.9, None, None, 7.0)
+    empty = Run(1, "p", Solution("s.py", "0" * 64), Device("cpu", "cpu"), 1, started=5.0, finished=5.5)
+    assert empty.time_to_verdict.to_dict() == {
+        "wall_s": 0.5,
+        "start_s": None,
+        "rungs_s": 0.0,
+        "profile_s": 0.0,
+        "other_s": None,
+    }

@@ -86,6 +86,11 @@ MIGRATIONS = (
         "ALTER TABLE proposals ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]';"
         "ALTER TABLE proposals ADD COLUMN hints TEXT NOT NULL DEFAULT '[]'",
     ),
+    Migration(
+        4,
+        "rungs.began_s: when the rung began, in seconds after its run's start (NULL in runs stored before)",
+        "ALTER TABLE rungs ADD COLUMN began_s REAL",
+    ),
 )
 LATEST = MIGRATIONS[-1].number
 

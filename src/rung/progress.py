@@ -4,12 +4,15 @@ On a terminal, a live line under the rung lines already printed: which solution 
 rung running, the case it is at (from the run's `progress.jsonl`, where the judge appends a line
 per case of correct, scale and bench), its elapsed time and how long until its time limit ends
 it (a hang counts down to its TIMEOUT). Piped, nothing live is drawn: scripts and agents read plain lines. Every check
-ends with one summary line, as pytest's does: passed, failed, errors, skipped, wall time.
+ends with one summary line, as pytest's does: passed, failed, errors, skipped, wall time, and
+where the time went (outside the runs, their start, their rungs, the tool rungs, the rest).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -17,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
@@ -57,14 +61,57 @@ class Expectations:
         )
 
 
-def summary(runs: list[Run], wall_s: float, seen: Expectations | None = None) -> dict[str, float | int]:
+def summary(runs: list[Run], wall_s: float, seen: Expectations | None = None) -> dict[str, Any]:
+    """The counts, the check's wall time and, where its parts add up to it, `time_to_verdict`."""
     seen = seen or Expectations()
     counts = Counter(outcome(r) for r in runs if r.id not in seen.xfailed)
+    split = check_time(runs, wall_s)
     return {
         **{word: counts[word] for word in OUTCOMES},
         "xfailed": len(seen.xfailed),
         "wall_s": round(wall_s, 3),
+        **({"time_to_verdict": split} if split else {}),
     }
+
+
+def check_time(runs: list[Run], wall_s: float) -> dict[str, float] | None:
+    """A check's wall time split: `outside_runs_s`, the check's own time outside its runs (mostly
+    describing the problem: a judge starting, importing torch, loading the problem, measuring
+    the GPU's ceilings where none are cached), and the parts of its runs' times to verdict summed
+    (`Run.time_to_verdict`). None where they cannot add up to the wall: runs that climbed at once
+    (on workers, overlapping), one whose parts are not all known, no run."""
+    parts = [r.time_to_verdict for r in runs]
+    known = [(p.wall_s, p.start_s, p.other_s) for p in parts]
+    if not runs or any(None in k for k in known) or _overlapped(runs):
+        return None
+    wall = round(wall_s, 3)
+    return {
+        "wall_s": wall,
+        "outside_runs_s": round(wall - sum(p.wall_s or 0.0 for p in parts), 3),
+        "start_s": round(sum(p.start_s or 0.0 for p in parts), 3),
+        "rungs_s": round(sum(p.rungs_s for p in parts), 3),
+        "profile_s": round(sum(p.profile_s for p in parts), 3),
+        "other_s": round(sum(p.other_s or 0.0 for p in parts), 3),
+    }
+
+
+def _overlapped(runs: list[Run]) -> bool:
+    """Whether a run began before another ended (candidates climbing at once on workers)."""
+    by_start = sorted(runs, key=lambda r: r.started)
+    return any(b.started < (a.finished or math.inf) for a, b in itertools.pairwise(by_start))
+
+
+def time_words(split: dict[str, Any]) -> str:
+    """'12.3s: start 3.1, rungs 7.0, profile 2.2, other 0.0': a time to verdict's wall and its
+    parts (`time_to_verdict` or `check_time`), those not known left out ('unfinished' for a wall
+    not known)."""
+    wall = split.get("wall_s")
+    parts = ", ".join(
+        f"{key.removesuffix('_s').replace('_', ' ')} {s:.1f}"
+        for key, s in split.items()
+        if key != "wall_s" and s is not None
+    )
+    return f"{'unfinished' if wall is None else f'{wall:.1f}s'}: {parts}"
 
 
 def summary_line(runs: list[Run], wall_s: float, seen: Expectations | None = None) -> Text:
@@ -74,7 +121,9 @@ def summary_line(runs: list[Run], wall_s: float, seen: Expectations | None = Non
     words = ", ".join(f"{counts[w]} {'error' if w == 'errors' and counts[w] == 1 else w}" for w in OUTCOMES)
     if counts["xfailed"]:
         words += f", {counts['xfailed']} xfailed"
-    return Text(f"== {words} in {wall_s:.1f}s ==", style=f"bold {colour}")
+    split = counts.get("time_to_verdict")
+    took = time_words(split) if split else f"{wall_s:.1f}s"
+    return Text(f"== {words} in {took} ==", style=f"bold {colour}")
 
 
 def recap(runs: list[Run], seen: Expectations | None = None) -> list[Text]:

@@ -13,7 +13,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from rung import rung_table, views
+from rung import progress, rung_table, views
 from rung.common.ceilings_datasheet import datasheet
 from rung.rung_table import figure_text as _fmt
 from rung.spec import Device, Outcome, Problem, Run, RungResult, Status
@@ -98,7 +98,7 @@ def verdict(run: Run) -> Text:
     line = Text.assemble(
         ("  verdict: ", "bold"),
         (run.verdict, OUTCOME_STYLE[run.outcome]),
-        (f"  ({tally}; {run.wall_s:.1f}s)", "dim"),
+        (f"  ({tally}; {progress.time_words(run.time_to_verdict.to_dict())})", "dim"),
     )
     if run.outcome == Outcome.UNVERIFIED:
         line.append(f"\n  not verified here: {run.why}", style="yellow")

@@ -200,10 +200,11 @@ def _climb(
         judge = Judge(hello, run_dir / "logs")
     results: dict[str, RungResult] = {}
     current = LADDER[0].name
+    began = time.time()
     interrupted = False
     try:
         for spec in LADDER:
-            current = spec.name
+            current, began = spec.name, time.time()
             if spec.name in left_out:
                 result = RungResult(spec.name, Status.SKIPPED, LEFT_OUT)
             elif only is not None and spec.name not in only:
@@ -211,7 +212,9 @@ def _climb(
             elif spec.name == "load" and first_look is not None:
                 result = first_look
             else:
-                result = _one(spec, results, device, judge, gpu_only)
+                result = _one(spec, results, device, judge, gpu_only, run.started)
+            # A judge's rung says when it began there (after the judge's start); any other, here.
+            result.began_s = round(result.began_s if result.began_s is not None else began - run.started, 4)
             results[spec.name] = result
             if spec.name == "load" and result.status == Status.OK:  # what its import used
                 gpu_only = gpu_only_backends(source, result.metrics.get("backends"))
@@ -219,7 +222,9 @@ def _climb(
             if on_rung:
                 on_rung(run, result)
     except KeyboardInterrupt:
-        store.add_rung(run, RungResult(current, Status.INTERRUPTED, "interrupted before this rung ended"))
+        stopped = RungResult(current, Status.INTERRUPTED, "interrupted before this rung ended")
+        stopped.seconds, stopped.began_s = round(time.time() - began, 4), round(began - run.started, 4)
+        store.add_rung(run, stopped)
         store.interrupt(run)
         interrupted = True
         raise
@@ -289,7 +294,12 @@ def _cannot_run_here(spec: RungSpec, device: Device, gpu_only: list[str]) -> str
 
 
 def _one(
-    spec: RungSpec, results: dict[str, RungResult], device: Device, judge: Judge, gpu_only: list[str]
+    spec: RungSpec,
+    results: dict[str, RungResult],
+    device: Device,
+    judge: Judge,
+    gpu_only: list[str],
+    run_started: float,
 ) -> RungResult:
     why_not = _cannot_run_here(spec, device, gpu_only)
     if why_not:
@@ -310,7 +320,10 @@ def _one(
         reply = judge.call(spec.name, {"timeout_s": limit}, limit + JUDGE_GRACE_S)
         if "problem_error" in reply:
             raise ProblemError(str(reply["problem_error"]))
-        return RungResult.from_dict(reply)
+        result = RungResult.from_dict(reply)
+        if isinstance(reply.get("began"), float):  # the Unix time the judge, on this machine, began it
+            result.began_s = reply["began"] - run_started
+        return result
     except ChildTimedOut as e:
         status, how, tail = (
             Status.TIMEOUT,

@@ -51,6 +51,10 @@ class Outcome(str, enum.Enum):
 # are too large for it (a CPU). bench needs scale OK, so a timed version had every size checked.
 CORRECTNESS_RUNGS = ("run", "guard", "correct", "scale")
 NO_BENCHMARKS = "the problem lists no BENCHMARKS"  # scale's message (judge/rungs/correct.py)
+# The rungs that run a tool over the solution (judge/tool_run.py: Nsight Compute, compute-sanitizer,
+# proton): a run's time to verdict counts them apart (`TimeToVerdict.profile_s`), for they can
+# cost more than the verdict rungs together (Nsight Compute does) and can be left out (RUNG_SKIP).
+TOOL_RUNGS = ("memcheck", "profile", "scopes")
 
 
 def _nothing_left_to_check(r: RungResult) -> bool:
@@ -112,6 +116,9 @@ class RungResult:
     metrics: dict[str, Any] = field(default_factory=dict)
     artifacts: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # When it began, in seconds after its run's start (both read on the machine that climbed it);
+    # None where that was not recorded (a rung stored before rung recorded it, a lost worker's).
+    began_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -127,6 +134,7 @@ class RungResult:
             metrics=dict(d.get("metrics", {})),
             artifacts=list(d.get("artifacts", [])),
             seconds=float(d.get("seconds", 0.0)),
+            began_s=None if d.get("began_s") is None else float(d["began_s"]),
         )
 
 
@@ -202,6 +210,25 @@ class BenchCase(TypedDict, total=False):
     wall_s: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class TimeToVerdict:
+    """Where a run's wall time went, in seconds: `start_s` before its first rung began (a judge
+    and its solution process starting, their imports, CUDA), `rungs_s` in its rungs but the tool
+    rungs, `profile_s` in those (`TOOL_RUNGS`), `other_s` the rest (the controller between rungs,
+    the answers crossing, the judge ending). The four add up to `wall_s`. None where it cannot be
+    said: `wall_s` and `other_s` of a run that never finished (it may still be climbing, or was
+    killed); `start_s` and `other_s` where the run recorded no rung's start."""
+
+    wall_s: float | None
+    start_s: float | None
+    rungs_s: float
+    profile_s: float
+    other_s: float | None
+
+    def to_dict(self) -> dict[str, float | None]:
+        return dataclasses.asdict(self)
+
+
 @dataclass
 class Run:
     """One climb of the ladder by one solution on one device."""
@@ -270,6 +297,19 @@ class Run:
     def wall_s(self) -> float:
         return (self.finished or time.time()) - self.started
 
+    @property
+    def time_to_verdict(self) -> TimeToVerdict:
+        """Its wall time split into start, rungs, profile and the rest (see `TimeToVerdict`)."""
+        profile_s = round(sum(r.seconds for r in self.rungs if r.name in TOOL_RUNGS), 3)
+        rungs_s = round(sum(r.seconds for r in self.rungs if r.name not in TOOL_RUNGS), 3)
+        first = self.rungs[0].began_s if self.rungs else None
+        start_s = None if first is None else round(first, 3)
+        wall_s = None if self.finished is None else round(self.finished - self.started, 3)
+        other_s = None
+        if wall_s is not None and start_s is not None:
+            other_s = round(wall_s - start_s - rungs_s - profile_s, 3)
+        return TimeToVerdict(wall_s, start_s, rungs_s, profile_s, other_s)
+
     def rung(self, name: str) -> RungResult | None:
         """This run's result of the rung `name`; None where it did not run."""
         return next((r for r in self.rungs if r.name == name), None)
@@ -289,6 +329,7 @@ class Run:
             "environment": self.environment,
             "started": self.started,
             "finished": self.finished,
+            "time_to_verdict": self.time_to_verdict.to_dict(),
         }
 
     @classmethod

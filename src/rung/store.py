@@ -167,7 +167,8 @@ class Store:
         run.rungs.append(result)
         with self.db:
             self.db.execute(
-                "INSERT INTO rungs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO rungs (run_id, idx, name, status, message, metrics, artifacts, seconds, began_s)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run.id,
                     len(run.rungs) - 1,
@@ -177,6 +178,7 @@ class Store:
                     json.dumps(result.metrics, default=str),
                     json.dumps(result.artifacts),
                     result.seconds,
+                    result.began_s,
                 ),
             )
             if result.name == "load" and result.metrics.get("backend"):
@@ -249,12 +251,21 @@ class Store:
             started=started,
             finished=finished,
         )
-        for name, status, message, metrics, artifacts, seconds in self.db.execute(
-            "SELECT name, status, message, metrics, artifacts, seconds FROM rungs WHERE run_id=? ORDER BY idx",
+        for name, status, message, metrics, artifacts, seconds, began_s in self.db.execute(
+            "SELECT name, status, message, metrics, artifacts, seconds, began_s FROM rungs"
+            " WHERE run_id=? ORDER BY idx",
             (rid,),
         ):
             run.rungs.append(
-                RungResult(name, Status(status), message, json.loads(metrics), json.loads(artifacts), seconds)
+                RungResult(
+                    name,
+                    Status(status),
+                    message,
+                    json.loads(metrics),
+                    json.loads(artifacts),
+                    seconds,
+                    began_s,
+                )
             )
         return run
 

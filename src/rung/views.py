@@ -40,6 +40,7 @@ def solution_json(run: Run, witnesses: dict[int, dict[str, Any]] | None = None) 
         "why": run.why,
         "rungs": [r.to_dict() for r in run.rungs],
         "bench_figures": figure_marks(run, (witnesses or {}).get(run.id)),
+        "time_to_verdict": run.time_to_verdict.to_dict(),
     }
 
 

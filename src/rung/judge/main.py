@@ -5,10 +5,12 @@
 The first message is the hello (problem, the solution's source as the controller read it, run
 folder, seed, token). Each request names an op: `describe` (the problem and this device),
 `ceilings`, `device`, `adopt` (a judge started with no solution takes one, with a hello of its
-own), or a rung in `rung.judge.rungs.JUDGE_RUNGS`, with its time limit. The judge
-is not dumpable, and is the subreaper of its solution processes: what they leave behind is
-killed when a rung ends and when the judge does. Exceptions of the problem's code are the
-problem's fault (ProblemError); the solution's are its own (ERROR, TIMEOUT), never the judge's.
+own), or a rung in `rung.judge.rungs.JUDGE_RUNGS`, with its time limit; a rung's answer is its
+RungResult with `began`, the Unix time it began here (the runner makes it the rung's `began_s`:
+the time before it is the judge's own start). The judge is not dumpable, and is the subreaper of
+its solution processes: what they leave behind is killed when a rung ends and when the judge
+does. Exceptions of the problem's code are the problem's fault (ProblemError); the solution's
+are its own (ERROR, TIMEOUT), never the judge's.
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def handle(session: Session, op: str, params: dict[str, Any]) -> dict[str, Any]:
             }
         except ProblemError as e:
             return {"error": str(e)}
-    start = time.perf_counter()
+    start, began = time.perf_counter(), time.time()
     session.timeout_s = float(params.get("timeout_s", 120.0))
     session.warnings.clear()
     session.at = ""
@@ -157,7 +159,7 @@ def handle(session: Session, op: str, params: dict[str, Any]) -> dict[str, Any]:
 
     result = keep_result(session.run_dir, result)  # what the solution wrote leaves its scratch once, here
     _attach_warnings(result, list(session.warnings.values()))
-    return result.to_dict()
+    return {**result.to_dict(), "began": began}
 
 
 def _attach_warnings(result: RungResult, warnings: list[str]) -> None:
