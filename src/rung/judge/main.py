@@ -15,6 +15,7 @@ are its own (ERROR, TIMEOUT), never the judge's.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -50,7 +51,11 @@ def main(argv: list[str]) -> int:
             try:
                 request = channel.recv()
             except ChannelClosed:
-                return 0
+                session.close()
+                # All is said and cleaned up: exit without the interpreter's teardown (torch's,
+                # about a second), which the controller would wait out before the next check.
+                sys.stderr.flush()
+                os._exit(0)
             if request["op"] == "adopt":
                 session = adopt(session, JudgeHello.from_dict(request["params"]["hello"]))
                 result = {"adopted": True}

@@ -213,7 +213,9 @@ class SolutionProcess:
         self.ready, self._unused, self._kept, self._kept_bytes = {}, [], {}, 0
 
     def close(self) -> None:
-        self.child.close()
+        # Killed, not asked to exit: nothing it does after its last answer is heard, and its
+        # interpreter's teardown (torch's, CUDA's) is time a check would otherwise wait out.
+        self.child.kill()
         self._let_go()
 
 
