@@ -53,20 +53,29 @@ class NotConstant(ValueError):
     """An expression that needs the problem's code to run."""
 
 
+def problem_format(where: Path) -> str:
+    """The format the problem at `where` is written in, by its files alone: "kernelbench" (one
+    .py file), "native" (a folder with problem.py, rung's own), "gpumode" (a folder with
+    reference.py or task.yml). Both readers dispatch on it: `read` here, the judge's
+    `rung.judge.formats.load_problem`."""
+    if where.is_file() and where.suffix == ".py":
+        return "kernelbench"
+    if not where.is_dir():
+        raise ProblemError(f"{where}: neither a problem folder nor a KernelBench .py file")
+    if (where / "problem.py").is_file():
+        return "native"
+    if (where / "reference.py").is_file() or (where / "task.yml").is_file():
+        return "gpumode"
+    raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
+
+
 def read(path: str | Path) -> Problem:
     """The problem at `path` as data, in whichever format `rung.judge.formats` would load it."""
     where = Path(path)
     if not where.exists():
         raise ProblemError(f"{where}: no such folder or file")
-    if where.is_file() and where.suffix == ".py":
-        return _kernelbench(where)
-    if not where.is_dir():
-        raise ProblemError(f"{where}: neither a problem folder nor a KernelBench .py file")
-    if (where / "problem.py").is_file():
-        return _native(where)
-    if (where / "reference.py").is_file() or (where / "task.yml").is_file():
-        return _gpumode(where)
-    raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
+    readers = {"native": _native, "gpumode": _gpumode, "kernelbench": _kernelbench}
+    return readers[problem_format(where)](where)
 
 
 def native_cases(folder: Path) -> dict[str, Any]:
