@@ -69,6 +69,13 @@ def problem_format(where: Path) -> str:
     raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
 
 
+def problem_name(path: str | Path) -> str:
+    """The name a problem's runs are stored under: a KernelBench file's stem, a folder's name
+    (resolved, so `.` names its folder); a path that does not exist is taken as the name itself."""
+    p = Path(path)
+    return p.stem if p.is_file() else p.resolve().name if p.exists() else p.name
+
+
 def read(path: str | Path) -> Problem:
     """The problem at `path` as data, in whichever format `rung.judge.formats` would load it."""
     where = Path(path)
@@ -183,7 +190,7 @@ def _native(folder: Path) -> Problem:
             raise ProblemError(f"{folder / 'problem.py'}: defines no function {name}()")
     cases = native_cases(folder)
     return Problem(
-        name=folder.name,
+        name=problem_name(folder),
         path=str(folder.resolve()),
         doc=(ast.get_docstring(module) or "").strip(),
         has_cost="cost" in _bound(module),
@@ -202,7 +209,7 @@ def _gpumode(folder: Path) -> Problem:
         raise ProblemError(f"{task_path}: has no tests:")
     reference = _module(folder / "reference.py")
     return Problem(
-        name=folder.name,
+        name=problem_name(folder),
         path=str(folder.resolve()),
         doc=str(task.get("description") or ast.get_docstring(reference) or "").strip(),
         tests=case_list(task["tests"], f"{task_path}: tests"),
@@ -218,7 +225,7 @@ def _kernelbench(path: Path) -> Problem:
         raise ProblemError(f"{path}: defines no Model")
     sizes = kernelbench_sizes(path)
     return Problem(
-        name=path.stem,
+        name=problem_name(path),
         path=str(path.resolve()),
         doc=(ast.get_docstring(module) or ast.get_docstring(model) or "").strip(),
         tests=[sizes],
