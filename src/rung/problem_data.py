@@ -198,7 +198,9 @@ def _native(folder: Path) -> Problem:
     )
 
 
-def _gpumode(folder: Path) -> Problem:
+def gpumode_task(folder: Path) -> dict[str, Any]:
+    """A GPU MODE folder's task.yml, as read here and by the judge: a mapping with `tests:`, and
+    reference.py beside it."""
     task_path = folder / "task.yml"
     if not (folder / "reference.py").is_file():
         raise ProblemError(f"{folder}: no reference.py (not a GPU MODE problem folder)")
@@ -207,6 +209,11 @@ def _gpumode(folder: Path) -> Problem:
     task = _yaml(task_path)
     if "tests" not in task:
         raise ProblemError(f"{task_path}: has no tests:")
+    return task
+
+
+def _gpumode(folder: Path) -> Problem:
+    task, task_path = gpumode_task(folder), folder / "task.yml"
     reference = _module(folder / "reference.py")
     return Problem(
         name=problem_name(folder),
