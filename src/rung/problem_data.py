@@ -1,9 +1,10 @@
-"""What a problem declares as data, read from its files without running any of them: its cases,
-tolerance, description, and whether it has a cost model and a check of its own.
+"""What a problem declares as data, read from its files without running any of them: its format
+(`problem_format`), the name its runs are stored under (`problem_name`), its cases, tolerance,
+description, and whether it has a cost model and a check of its own.
 
 `rung problem` (and MCP's problem_info) answer from this alone, so they start no judge and touch
-no CUDA; the judge takes a native problem's cases from here too, so both read the same cases.
-Per format:
+no CUDA; the judge takes its format, its name, a native problem's cases and a GPU MODE task.yml
+from here too, so both read the same. Per format:
 
 - rung's own folder: `cases.yml` beside `problem.py` where there is one (`tests:`, `benchmarks:`,
   optional `tolerance:`), else problem.py's TESTS, BENCHMARKS and TOLERANCE, which must be
