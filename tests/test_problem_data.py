@@ -83,3 +83,32 @@ def test_constant_expressions_are_evaluated_and_code_is_not():
 def test_a_bad_problem_folder_is_refused_as_data_too(name, says):
     with pytest.raises(ProblemError, match=says):
         api.problem(FIXTURES / "bad_problems" / name)
+
+
+def test_a_problem_is_named_alike_however_its_path_is_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(FIXTURES / "tiny")
+    assert problem_data.problem_name(".") == "tiny"  # a relative path names the folder it resolves to
+    assert problem_data.problem_name(FIXTURES / "kernelbench" / "matmul.py") == "matmul"  # a file: its stem
+    assert problem_data.problem_name("softmax") == "softmax"  # no such path: a name as given
+    assert problem_data.read(".").name == load_problem(".").name == "tiny"
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        (FIXTURES / "tiny", "native"),
+        (FIXTURES / "gpumode" / "vectorsum", "gpumode"),
+        (FIXTURES / "kernelbench" / "matmul.py", "kernelbench"),
+    ],
+    ids=lambda x: getattr(x, "name", x),
+)
+def test_a_problem_s_format_is_told_from_its_files(path, named):
+    assert problem_data.problem_format(path) == named
+
+
+def test_a_folder_of_no_format_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("")
+    with pytest.raises(ProblemError, match=r"no problem\.py"):
+        problem_data.problem_format(tmp_path)
+    with pytest.raises(ProblemError, match="neither a problem folder"):
+        problem_data.problem_format(tmp_path / "notes.txt")

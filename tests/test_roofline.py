@@ -3,7 +3,7 @@
 import pytest
 
 from rung.derived.roofline import roofline
-from rung.spec import Device, RungResult, Status
+from rung.spec import Device, RooflineCase, RungResult, Status
 
 H200 = Device(
     kind="cuda",
@@ -32,6 +32,8 @@ def test_a_stream_at_the_dram_ceiling_is_at_roofline():
     assert r.status == Status.OK
     assert r.message.startswith("at roofline")
     assert 0.99 < r.metrics["cases"][0]["pct_of_roofline"] < 1.0
+    # what the rung writes is the typed shape readers go through (views.roofline_cases), key for key
+    assert set(r.metrics["cases"][0]) == set(RooflineCase.__annotations__)
 
 
 def test_a_slow_kernel_is_below_the_target():

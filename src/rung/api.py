@@ -88,9 +88,8 @@ def device(workspace: str | Path | None = None, remeasure: bool = False) -> Devi
 
 def history(problem: str | Path, workspace: str | Path | None = None) -> list[Run]:
     """Every stored run of `problem` (a folder or a name), oldest first."""
-    p = Path(problem)
     with open_store(workspace) as store:
-        return store.runs(p.stem if p.is_file() else p.resolve().name if p.exists() else p.name)
+        return store.runs(problem_data.problem_name(problem))
 
 
 def show(run_id: int, workspace: str | Path | None = None) -> Run:

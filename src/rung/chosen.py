@@ -83,8 +83,8 @@ def witness(best: Run, profiled: Run | None) -> dict[str, Any]:
     seen = {"profile_run": profiled.id}
     if profiled.outcome == Outcome.FAILED:  # its last case is the one profile profiles
         said = f"its profile climb, run {profiled.id}, reads {profiled.verdict}: {profiled.why}"
-        bench = best.rung("bench")
-        last = ((bench.metrics.get("cases") if bench else None) or [{}])[-1].get("case")
+        cases = views.bench_cases(best)
+        last = cases[-1]["case"] if cases else None
         return {"case": last, **seen, "verdict": "contradicted", "message": said}
     rung = profiled.rung("profile")
     if rung is None or rung.status != Status.OK or "witness" not in rung.metrics:

@@ -40,6 +40,7 @@ from typing import Any
 from rung import api, mcp_resources, views
 from rung.artifact_pages import MAX_ARTIFACT_BYTES, read_page
 from rung.errors import RungError, UsageError
+from rung.problem_data import problem_name
 from rung.spare_judges import SpareJudges
 from rung.spec import Run, dumps
 from rung.store import find_workspace
@@ -191,7 +192,7 @@ def build(workspace: Path) -> MCPServer:
         if offset < 0 or not 0 < limit <= MAX_HISTORY_PAGE:
             raise UsageError(f"history pages from offset >= 0, 1 to {MAX_HISTORY_PAGE} versions at a time")
         runs = api.history(here(problem), root)
-        return dumps(views.history_doc(Path(problem).name, runs, offset, limit))
+        return dumps(views.history_doc(problem_name(here(problem)), runs, offset, limit))
 
     @tool
     def show(run: int) -> str:

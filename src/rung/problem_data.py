@@ -1,9 +1,10 @@
-"""What a problem declares as data, read from its files without running any of them: its cases,
-tolerance, description, and whether it has a cost model and a check of its own.
+"""What a problem declares as data, read from its files without running any of them: its format
+(`problem_format`), the name its runs are stored under (`problem_name`), its cases, tolerance,
+description, and whether it has a cost model and a check of its own.
 
 `rung problem` (and MCP's problem_info) answer from this alone, so they start no judge and touch
-no CUDA; the judge takes a native problem's cases from here too, so both read the same cases.
-Per format:
+no CUDA; the judge takes its format, its name, a native problem's cases and a GPU MODE task.yml
+from here too, so both read the same. Per format:
 
 - rung's own folder: `cases.yml` beside `problem.py` where there is one (`tests:`, `benchmarks:`,
   optional `tolerance:`), else problem.py's TESTS, BENCHMARKS and TOLERANCE, which must be
@@ -53,20 +54,36 @@ class NotConstant(ValueError):
     """An expression that needs the problem's code to run."""
 
 
+def problem_format(where: Path) -> str:
+    """The format the problem at `where` is written in, by its files alone: "kernelbench" (one
+    .py file), "native" (a folder with problem.py, rung's own), "gpumode" (a folder with
+    reference.py or task.yml). Both readers dispatch on it: `read` here, the judge's
+    `rung.judge.formats.load_problem`."""
+    if where.is_file() and where.suffix == ".py":
+        return "kernelbench"
+    if not where.is_dir():
+        raise ProblemError(f"{where}: neither a problem folder nor a KernelBench .py file")
+    if (where / "problem.py").is_file():
+        return "native"
+    if (where / "reference.py").is_file() or (where / "task.yml").is_file():
+        return "gpumode"
+    raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
+
+
+def problem_name(path: str | Path) -> str:
+    """The name a problem's runs are stored under: a KernelBench file's stem, a folder's name
+    (resolved, so `.` names its folder); a path that does not exist is taken as the name itself."""
+    p = Path(path)
+    return p.stem if p.is_file() else p.resolve().name if p.exists() else p.name
+
+
 def read(path: str | Path) -> Problem:
     """The problem at `path` as data, in whichever format `rung.judge.formats` would load it."""
     where = Path(path)
     if not where.exists():
         raise ProblemError(f"{where}: no such folder or file")
-    if where.is_file() and where.suffix == ".py":
-        return _kernelbench(where)
-    if not where.is_dir():
-        raise ProblemError(f"{where}: neither a problem folder nor a KernelBench .py file")
-    if (where / "problem.py").is_file():
-        return _native(where)
-    if (where / "reference.py").is_file() or (where / "task.yml").is_file():
-        return _gpumode(where)
-    raise ProblemError(f"{where}: no problem.py (rung), reference.py (GPU MODE) or .py file (KernelBench)")
+    readers = {"native": _native, "gpumode": _gpumode, "kernelbench": _kernelbench}
+    return readers[problem_format(where)](where)
 
 
 def native_cases(folder: Path) -> dict[str, Any]:
@@ -174,7 +191,7 @@ def _native(folder: Path) -> Problem:
             raise ProblemError(f"{folder / 'problem.py'}: defines no function {name}()")
     cases = native_cases(folder)
     return Problem(
-        name=folder.name,
+        name=problem_name(folder),
         path=str(folder.resolve()),
         doc=(ast.get_docstring(module) or "").strip(),
         has_cost="cost" in _bound(module),
@@ -182,7 +199,9 @@ def _native(folder: Path) -> Problem:
     )
 
 
-def _gpumode(folder: Path) -> Problem:
+def gpumode_task(folder: Path) -> dict[str, Any]:
+    """A GPU MODE folder's task.yml, as read here and by the judge: a mapping with `tests:`, and
+    reference.py beside it."""
     task_path = folder / "task.yml"
     if not (folder / "reference.py").is_file():
         raise ProblemError(f"{folder}: no reference.py (not a GPU MODE problem folder)")
@@ -191,9 +210,14 @@ def _gpumode(folder: Path) -> Problem:
     task = _yaml(task_path)
     if "tests" not in task:
         raise ProblemError(f"{task_path}: has no tests:")
+    return task
+
+
+def _gpumode(folder: Path) -> Problem:
+    task, task_path = gpumode_task(folder), folder / "task.yml"
     reference = _module(folder / "reference.py")
     return Problem(
-        name=folder.name,
+        name=problem_name(folder),
         path=str(folder.resolve()),
         doc=str(task.get("description") or ast.get_docstring(reference) or "").strip(),
         tests=case_list(task["tests"], f"{task_path}: tests"),
@@ -209,7 +233,7 @@ def _kernelbench(path: Path) -> Problem:
         raise ProblemError(f"{path}: defines no Model")
     sizes = kernelbench_sizes(path)
     return Problem(
-        name=path.stem,
+        name=problem_name(path),
         path=str(path.resolve()),
         doc=(ast.get_docstring(module) or ast.get_docstring(model) or "").strip(),
         tests=[sizes],

@@ -210,6 +210,31 @@ class BenchCase(TypedDict, total=False):
     wall_s: dict[str, Any]
 
 
+class RooflineCase(TypedDict, total=False):
+    """One case of the roofline rung (derived/roofline.py), as stored in its metrics' `cases`:
+    the bench case's cost and median held against the device's ceilings and physical peaks. All
+    in ms but the bytes, FLOPs and ratios; every key is written, a run stored before a key was
+    added lacks it."""
+
+    case: dict[str, Any]
+    flops: float
+    bytes: float
+    ceiling: str  # the compute ceiling its FLOPs run against: "<math>_tflops"
+    compute_ms: float
+    memory_ms: float
+    launch_ms: float  # the launch floor for how bench timed it; 0 where not measured
+    attainable_ms: float  # the largest of the three
+    l2_bytes: int
+    dram_floor_bytes: int  # the bytes that must cross DRAM in every timed call
+    floor_ms: float  # the physical limit at the peaks: faster is impossible
+    slack: float
+    faster_than_floor: bool
+    measured_ms: float  # bench's median
+    pct_of_roofline: float  # attainable / measured
+    bound: str  # "compute", "memory" or "launch"
+    cost: str  # "problem" (its cost model) or "estimated" (judge/estimate.py)
+
+
 @dataclass(frozen=True)
 class TimeToVerdict:
     """Where a run's wall time went, in seconds: `start_s` before its first rung began (a judge

@@ -15,11 +15,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rung.common.stats import geomean
 from rung.errors import UsageError
-from rung.spec import SCHEMA, BenchCase, Problem, Run
+from rung.spec import SCHEMA, BenchCase, Problem, RooflineCase, Run
 
 if TYPE_CHECKING:
     from rung.context import Snippet
@@ -54,12 +55,8 @@ def figure_marks(run: Run, witness: dict[str, Any] | None = None) -> list[dict[s
     version it chose), else the run's own profile rung's."""
     profile = run.rung("profile")
     w = witness or (profile.metrics.get("witness") if profile else None) or {}
-    bench = run.rung("bench")
     marks = []
-    cases: list[BenchCase] = bench.metrics.get("cases", []) if bench else []
-    for c in cases:
-        if not isinstance(c, dict) or "case" not in c:
-            continue
+    for c in bench_cases(run):
         mark: dict[str, Any] = {"case": c["case"], "median_ms": c.get("median_ms"), "witness": "unwitnessed"}
         same = json.dumps(w.get("case"), sort_keys=True) == json.dumps(c["case"], sort_keys=True)
         if same and w.get("verdict") in ("witnessed", "contradicted"):
@@ -118,8 +115,8 @@ def version_row(run: Run, parent: Run | None) -> dict[str, Any]:
     percent of roofline; over the cases, their geometric means."""
     apart = other_device(parent, run) if parent else None
     own, before = _medians(run), _medians(parent) if parent and not apart else {}
-    roof = _by_case(run, "roofline", "pct_of_roofline")
-    vs_ref = _by_case(run, "bench", "speedup_vs_reference")
+    roof = _by_case(roofline_cases(run), "pct_of_roofline")
+    vs_ref = _by_case(bench_cases(run), "speedup_vs_reference")
     cases = []
     for key, median in own.items():
         row: dict[str, Any] = {"case": json.loads(key), "median_ms": median}
@@ -323,7 +320,7 @@ def _bench_cases(run_a: Run, run_b: Run, compared: bool = True) -> list[dict[str
 
 
 def _medians(run: Run) -> dict[str, float | None]:
-    return _by_case(run, "bench", "median_ms", keep_missing=True)
+    return _by_case(bench_cases(run), "median_ms", keep_missing=True)
 
 
 def median_ms(run: Run, case: Any) -> float | None:
@@ -331,12 +328,22 @@ def median_ms(run: Run, case: Any) -> float | None:
     return _medians(run).get(json.dumps(case, sort_keys=True))
 
 
-def _by_case(run: Run, rung: str, key: str, keep_missing: bool = False) -> dict[str, Any]:
-    """`key` of each case in `rung`'s `cases` figures, by the case's keyword values as JSON."""
+def bench_cases(run: Run) -> list[BenchCase]:
+    """The bench rung's cases of `run`, as stored (each naming its `case`); [] where it did not run."""
+    return _cases(run, "bench")
+
+
+def roofline_cases(run: Run) -> list[RooflineCase]:
+    """The roofline rung's cases of `run`, as stored (each naming its `case`); [] where it did not run."""
+    return _cases(run, "roofline")
+
+
+def _cases(run: Run, rung: str) -> list[Any]:
     found = run.rung(rung)
     cases = found.metrics.get("cases", []) if found else []
-    return {
-        json.dumps(c["case"], sort_keys=True): c.get(key)
-        for c in cases
-        if isinstance(c, dict) and "case" in c and (keep_missing or key in c)
-    }
+    return [c for c in cases if isinstance(c, dict) and "case" in c]
+
+
+def _by_case(cases: Sequence[Mapping[str, Any]], key: str, keep_missing: bool = False) -> dict[str, Any]:
+    """`key` of each of `cases`, by the case's keyword values as JSON."""
+    return {json.dumps(c["case"], sort_keys=True): c.get(key) for c in cases if keep_missing or key in c}

@@ -10,7 +10,7 @@ from rung.spec import Run, Status
 
 def score(run: Run) -> tuple[float, float] | None:
     """(geometric-mean median in ms, relative noise) of a passing, timed run; None otherwise."""
-    bench = next((r for r in run.rungs if r.name == "bench"), None)
+    bench = run.rung("bench")
     if not run.ok or bench is None or bench.status != Status.OK:
         return None
     cases = bench.metrics.get("cases", [])
@@ -18,7 +18,7 @@ def score(run: Run) -> tuple[float, float] | None:
 
 
 def roofline_pct(run: Run) -> float | None:
-    roof = next((r for r in run.rungs if r.name == "roofline"), None)
+    roof = run.rung("roofline")
     return roof.metrics.get("min_pct_of_roofline") if roof and roof.status == Status.OK else None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from rung import chosen
 from rung.agents import LoopState, Tried, idioms
+from rung.problem_data import problem_format
 from rung.render import figures
 from rung.spec import Run, Status
 
@@ -35,7 +36,7 @@ TRIED_SHOWN = 3  # passing versions besides the best, and failures, each
 
 def entry_point(problem_path: str) -> str:
     """What a solution must define: KernelBench problems (a file) want `class ModelNew`."""
-    return "class ModelNew" if Path(problem_path).is_file() else "def custom_kernel"
+    return "class ModelNew" if problem_format(Path(problem_path)) == "kernelbench" else "def custom_kernel"
 
 
 def problem_files(problem_path: str) -> list[Path]:

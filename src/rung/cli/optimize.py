@@ -15,6 +15,7 @@ from rung import (
 )
 from rung.cli.app import JsonOpt, ReadWorkspaceOpt, WorkspaceOpt, app, out
 from rung.errors import RungError
+from rung.problem_data import problem_name
 from rung.spec import SCHEMA, Run, dumps
 from rung.store import existing_workspace
 
@@ -136,7 +137,7 @@ def _starting_point(store: Any, problem: Path, start: str | None) -> Path | Run 
     if not start.isdigit():
         raise RungError(f"{start}: no such solution file (nor a run number)")
     run = store.run(int(start))
-    name = problem.stem if problem.is_file() else problem.resolve().name
+    name = problem_name(problem)
     if run.problem != name:
         raise RungError(f"run {run.id} is a run of {run.problem}, not of {name}")
     return run
@@ -226,7 +227,7 @@ def hint(
     --resume hold and release the loop between rounds. With nothing given: the hints so far."""
     from rung.steer import Steering
 
-    name = problem.stem if problem.is_file() else problem.resolve().name if problem.exists() else problem.name
+    name = problem_name(problem)
     steering = Steering(existing_workspace(workspace), name)
     if clear:
         steering.clear_hints()

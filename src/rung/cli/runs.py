@@ -14,6 +14,7 @@ from rung import (
     views,
 )
 from rung.cli.app import JsonOpt, ReadWorkspaceOpt, app, out
+from rung.problem_data import problem_name
 from rung.spec import dumps
 from rung.store import existing_workspace
 
@@ -27,10 +28,10 @@ def history(
     """List every version checked for a problem, with its verdict and key figures."""
     runs = api.history(problem, existing_workspace(workspace))
     if json_out:
-        print(dumps(views.history_doc(problem.name, runs)))
+        print(dumps(views.history_doc(problem_name(problem), runs)))
         return
     if not runs:
-        out.print(f"no runs for {problem.name} in this workspace")
+        out.print(f"no runs for {problem_name(problem)} in this workspace")
         return
     out.print(render.history(runs))
 

@@ -29,7 +29,7 @@ from typing import Any
 from rung import knobs
 from rung.common.ceilings_datasheet import datasheet
 from rung.common.stats import geomean, relative_error
-from rung.spec import BenchCase, Device, RungResult, Status
+from rung.spec import BenchCase, Device, RooflineCase, RungResult, Status
 
 ESTIMATED = "estimated: FLOPs counted from the reference (FlopCounterMode), bytes = inputs + outputs"
 UNKNOWN_PEAK_OVER_MEASURED = 1.10  # where no datasheet is known: the H200's is 9.6% over its measured copy
@@ -79,7 +79,7 @@ def roofline(results: dict[str, RungResult], device: Device) -> RungResult:
     )
 
 
-def _line(r: dict[str, Any]) -> str:
+def _line(r: RooflineCase) -> str:
     bound = (
         f"bound by launch: {r['launch_ms'] * 1e3:.1f} us floor"
         if r["bound"] == "launch"
@@ -107,7 +107,7 @@ def physical_limit(device: Device) -> dict[str, Any]:
     return {"source": f"measured ceilings x{UNKNOWN_PEAK_OVER_MEASURED:g}", **scaled}
 
 
-def _case(c: BenchCase, ceilings: dict[str, Any], peak: dict[str, Any]) -> dict[str, Any]:
+def _case(c: BenchCase, ceilings: dict[str, Any], peak: dict[str, Any]) -> RooflineCase:
     math_key = f"{c.get('math') or 'fp32_vector'}_tflops"
     tflops = float(ceilings.get(math_key) or ceilings["fp32_vector_tflops"])
     t_compute = c["flops"] / (tflops * 1e12) * 1e3

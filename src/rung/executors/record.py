@@ -17,6 +17,7 @@ from typing import Any
 
 from rung.errors import ProblemError
 from rung.executors.wire import Job, unpack_folder
+from rung.problem_data import problem_name
 from rung.spec import Device, Run, RungResult, Solution, Status
 from rung.store import Store
 
@@ -96,9 +97,9 @@ class Recorder:
             job = self.jobs[job_id]
             solution = Solution.from_bytes(job.solution_path, job.source_bytes())
             source = job.source_bytes().decode(errors="replace")
-            problem = Path(job.problem_path)
-            name = problem.stem if problem.is_file() else problem.name  # as rung history names it
-            run = self.store.begin(name, job.problem_path, solution, NO_DEVICE, 0, {}, source)
+            run = self.store.begin(
+                problem_name(job.problem_path), job.problem_path, solution, NO_DEVICE, 0, {}, source
+            )
         self._add(run, RungResult("executor", Status.ERROR, f"the worker was lost: {reason}"))
         self.store.finish(run)
         return run

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rung.errors import UsageError
+from rung.problem_data import problem_name
 
 try:
     import matplotlib  # noqa: F401  (an extra: say which, rather than fail on an import deep inside)
@@ -27,7 +28,7 @@ def write(workspace: Path, problem: str | Path | None, out: Path | None = None) 
     """Write the report of `problem` (a folder or a name, as `rung history` takes it; None: the
     latest run's problem) in `workspace`, which must already hold .rung/, to `out`; what was
     written, as the `--json` document."""
-    data = gather(workspace, None if problem is None else problem_name(Path(problem)))
+    data = gather(workspace, None if problem is None else problem_name(problem))
     out = (out or workspace / ".rung" / "report" / f"{data.problem}.html").resolve()
     versions = plots.versions_chart(data.versions) if data.versions else None
     rooflines = [
@@ -68,8 +69,3 @@ def write(workspace: Path, problem: str | Path | None, out: Path | None = None) 
             else None
         ),
     }
-
-
-def problem_name(p: Path) -> str:
-    """The name runs are stored under: a KernelBench file's stem, a folder's name."""
-    return p.stem if p.is_file() else p.resolve().name if p.exists() else p.name

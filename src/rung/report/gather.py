@@ -17,7 +17,7 @@ from rung import views
 from rung.errors import UsageError
 from rung.optimize import score
 from rung.report.intra import IntraTrace, find_intra_trace
-from rung.spec import Device, Run
+from rung.spec import Device, RooflineCase, Run
 from rung.store import Store
 
 
@@ -28,7 +28,7 @@ class Version:
 
     run: Run
     row: dict[str, Any]
-    roofline: list[dict[str, Any]]
+    roofline: list[RooflineCase]
 
     @property
     def timed(self) -> bool:
@@ -81,10 +81,8 @@ def _best(versions: list[Version]) -> Version | None:
     return next((v for v in reversed(versions) if v.run.ok), None)
 
 
-def _roofline_cases(run: Run) -> list[dict[str, Any]]:
-    found = run.rung("roofline")
-    cases = found.metrics.get("cases", []) if found else []
-    return [c for c in cases if isinstance(c, dict) and {"flops", "bytes", "measured_ms"} <= c.keys()]
+def _roofline_cases(run: Run) -> list[RooflineCase]:
+    return [c for c in views.roofline_cases(run) if {"flops", "bytes", "measured_ms"} <= c.keys()]
 
 
 def case_label(case: Any) -> str:

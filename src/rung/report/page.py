@@ -12,11 +12,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from rung import views
 from rung.common.stats import geomean, relative_error
 from rung.report.gather import ReportData, Version, case_label
 from rung.report.intra import IntraTrace
 from rung.report.plots import Chart
-from rung.spec import BenchCase, Outcome
+from rung.spec import Outcome
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; padding: 0 1em; color: #222; }
@@ -119,9 +120,7 @@ def _best(best: Version | None, source: str) -> str:
     if best is None:
         return '<p class="note">none: no version passed</p>'
     roof = {case_label(c["case"]): c for c in best.roofline}
-    bench = best.run.rung("bench")
-    cases: list[BenchCase] = bench.metrics.get("cases", []) if bench else []
-    spread = {case_label(c["case"]): c for c in cases}
+    spread = {case_label(c["case"]): c for c in views.bench_cases(best.run)}
     head = [
         "case",
         "median ms",

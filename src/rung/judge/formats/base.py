@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,15 +27,10 @@ class CaseSize:
 
 
 @dataclass
-class LoadedProblem:
-    """A problem whose code is imported; the judge calls these to build and judge cases."""
+class LoadedProblem(Problem):
+    """A problem whose code is imported: the data model's Problem (what the controller is told,
+    `describe`) and the calls the judge makes to build and judge cases."""
 
-    name: str
-    path: Path
-    doc: str = ""
-    tests: list[dict[str, Any]] = field(default_factory=list)
-    benchmarks: list[dict[str, Any]] = field(default_factory=list)
-    tolerance: dict[str, float] = field(default_factory=dict)
     upcast_reference: bool = True
     entry_name: str = "custom_kernel"  # what a solution must define
     meta_inputs: bool = True  # inputs(case, seed, "meta") works: shapes without data
@@ -43,7 +39,6 @@ class LoadedProblem:
     )  # input tensors that are outputs (destination passing)
     owns_verdict: bool = False  # its own check decides on values; rung's stricter rules warn
     trials: int | None = None  # fresh seeds per test case its own harness uses (else RUNG_TRIALS)
-    own_check: str = ""  # where owns_verdict: that check in words, for `rung problem`
 
     def entry(self, module: types.ModuleType) -> Callable[..., Any]:
         """The callable each call of the ladder invokes with a case's inputs."""
@@ -108,16 +103,8 @@ class LoadedProblem:
         )
 
     def describe(self) -> Problem:
-        return Problem(
-            name=self.name,
-            path=str(self.path),
-            doc=self.doc,
-            tests=self.tests,
-            benchmarks=self.benchmarks,
-            tolerance=self.tolerance,
-            has_cost=self.cost(self.tests[0]) is not None if self.tests else False,
-            own_check=self.own_check,
-        )
+        """The problem as the controller sees it: the data model's fields of this one."""
+        return Problem(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Problem)})
 
 
 def _nbytes(tree: Any) -> int:

@@ -25,8 +25,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rung.common.loader import import_file
 from rung.common.messages import FormatSide
 from rung.common.poison import poison
@@ -34,35 +32,25 @@ from rung.common.trees import leaves
 from rung.errors import ProblemError
 from rung.judge.formats.base import CaseSize, LoadedProblem
 from rung.judge.formats.output_buffer import designated_outputs
-from rung.problem_data import GPUMODE_CHECK, case_list
+from rung.problem_data import GPUMODE_CHECK, case_list, gpumode_task, problem_name
 
 SUBMISSION = "@SUBMISSION@"
 
 
 class GpuModeProblem(LoadedProblem):
     def __init__(self, folder: Path) -> None:
-        task_path = folder / "task.yml"
-        if not (folder / "reference.py").is_file():
-            raise ProblemError(f"{folder}: no reference.py (not a GPU MODE problem folder)")
-        if not task_path.is_file():
-            raise ProblemError(f"{folder}: no task.yml")
-        try:
-            task = yaml.safe_load(task_path.read_text())
-        except yaml.YAMLError as e:
-            raise ProblemError(f"{task_path}: not YAML ({str(e).splitlines()[0]})") from None
-        if not isinstance(task, dict) or "tests" not in task:
-            raise ProblemError(f"{task_path}: has no tests:")
+        task, task_path = gpumode_task(folder), folder / "task.yml"
         staged = _stage(folder, task.get("files") or [])
         try:
-            module = import_file(staged / "reference.py", f"rung_gpumode_{folder.name}")
+            module = import_file(staged / "reference.py", f"rung_gpumode_{problem_name(folder)}")
         except BaseException as e:
             raise ProblemError(f"{folder / 'reference.py'}: import failed: {type(e).__name__}: {e}") from None
         for name in ("generate_input", "ref_kernel"):
             if not callable(getattr(module, name, None)):
                 raise ProblemError(f"{folder / 'reference.py'}: defines no function {name}()")
         super().__init__(
-            name=folder.name,
-            path=folder.resolve(),
+            name=problem_name(folder),
+            path=str(folder.resolve()),
             doc=str(task.get("description") or inspect.cleandoc(module.__doc__ or "")).strip(),
             tests=case_list(task["tests"], f"{task_path}: tests"),
             benchmarks=case_list(task.get("benchmarks") or [], f"{task_path}: benchmarks"),

@@ -41,7 +41,7 @@ from rung.common.trees import clone_tree, tensor_list
 from rung.errors import ProblemError
 from rung.judge.compare import allclose
 from rung.judge.formats.base import LoadedProblem
-from rung.problem_data import KERNELBENCH_CHECK, KERNELBENCH_TRIALS, kernelbench_sizes
+from rung.problem_data import KERNELBENCH_CHECK, KERNELBENCH_TRIALS, kernelbench_sizes, problem_name
 
 WEIGHT_SEED = 42
 OWN_TOLERANCE = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
@@ -50,15 +50,15 @@ OWN_TOLERANCE = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
 class KernelBenchProblem(LoadedProblem):
     def __init__(self, path: Path) -> None:
         try:
-            module = import_file(path, f"rung_kernelbench_{path.stem}")
+            module = import_file(path, f"rung_kernelbench_{problem_name(path)}")
         except BaseException as e:
             raise ProblemError(f"{path}: import failed: {type(e).__name__}: {e}") from None
         for name in ("Model", "get_inputs", "get_init_inputs"):
             if not callable(getattr(module, name, None)):
                 raise ProblemError(f"{path}: defines no {name}")
         super().__init__(
-            name=path.stem,
-            path=path.resolve(),
+            name=problem_name(path),
+            path=str(path.resolve()),
             doc=inspect.cleandoc(module.__doc__ or module.Model.__doc__ or "").strip(),
             tests=[kernelbench_sizes(path)],
             benchmarks=[kernelbench_sizes(path)],
@@ -153,7 +153,7 @@ class KernelBenchProblem(LoadedProblem):
             format="kernelbench",
             init_inputs=init,
             reference_names=["Model", "get_inputs", "get_init_inputs"],
-            forbidden_modules=[self.path.stem, f"rung_kernelbench_{self.path.stem}"],
+            forbidden_modules=[self.name, f"rung_kernelbench_{self.name}"],
         )
 
 

@@ -18,14 +18,14 @@ from typing import Any
 from rung.common.loader import import_file
 from rung.errors import ProblemError
 from rung.judge.formats.base import CaseSize, LoadedProblem
-from rung.problem_data import native_cases
+from rung.problem_data import native_cases, problem_name
 
 
 class NativeProblem(LoadedProblem):
     def __init__(self, folder: Path) -> None:
-        path = folder / "problem.py"
+        path, problem = folder / "problem.py", problem_name(folder)
         try:
-            module = import_file(path, f"rung_problem_{folder.name}")
+            module = import_file(path, f"rung_problem_{problem}")
         except ProblemError:
             raise
         except BaseException as e:
@@ -34,10 +34,11 @@ class NativeProblem(LoadedProblem):
             if not callable(getattr(module, name, None)):
                 raise ProblemError(f"{path}: defines no function {name}()")
         super().__init__(
-            name=folder.name,
-            path=folder.resolve(),
+            name=problem,
+            path=str(folder.resolve()),
             doc=inspect.cleandoc(module.__doc__ or "").strip(),
             **native_cases(folder),  # as data, so `rung problem` reads the same cases without a judge
+            has_cost=getattr(module, "cost", None) is not None,  # as `cost` below asks
             upcast_reference=bool(getattr(module, "REFERENCE_UPCAST", True)),
         )
         self.module = module
