@@ -113,7 +113,7 @@ def main() -> int:
                     }
                 )
                 print(f"{problem} {side} round {round_no}: {rows[-1]['verdict']} in {wall:.2f} s", flush=True)
-    args.out.write_text(json.dumps(rows, indent=1))
+                args.out.write_text(json.dumps(rows, indent=1))  # a run cut short keeps what finished
     print("\n| problem | case | old us | new us | diff | old % roof | new % roof |")
     print("|---|---|---|---|---|---|---|")
     last = args.rounds - 1
