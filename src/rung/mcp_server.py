@@ -159,6 +159,9 @@ def build(workspace: Path) -> MCPServer:
             group.start_soon(follow, progress, ctx.report_progress)
             await anyio.to_thread.run_sync(climb)
             group.cancel_scope.cancel()
+        last = progress.next_update(0.0)  # what ended since the last poll: the check's last rungs
+        if last is not None:
+            await ctx.report_progress(last[0], progress.total, last[1])
         if failed:
             raise failed[0]
         return dumps(views.check_doc(climbed))
