@@ -117,6 +117,7 @@ def _build(
 ) -> dict[str, Any]:
     """Ask the builder to call the solution once per case, every launch built instead of run."""
     builder = session.builder
+    builder.launch()  # it starts (imports, confines itself) while the judge draws the inputs
     placed = [builder.place(session.inputs(case, session.seed, device=device)) for case in cases]
     try:
         return builder.request(
