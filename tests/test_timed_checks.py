@@ -178,3 +178,37 @@ def test_a_shot_under_an_unknown_slot_fails_before_any_reference_is_made(monkeyp
     with pytest.raises(Failed, match="unknown slot"):
         _timed(session, [*_shots(1), {"slot": 5, "call": 1, "copied": True}], monkeypatch)
     assert session.alive_when_made == [0]  # the caller's set 0 only
+
+
+def test_a_cupti_pass_whose_calls_launched_nothing_still_counts_its_calls(monkeypatch, tmp_path):
+    """A call that computes nothing while profiled (answers kept from earlier calls) makes every
+    call of the CUPTI pass: they are counted, so its kept answers are checked as wrong ones,
+    not taken for a steered choice of checked calls."""
+    from rung.common import measure
+
+    monkeypatch.setattr(measure, "timed", lambda *a, **k: {"samples": 30, "median_ms": 0.1, "raw_ms": []})
+    monkeypatch.setattr(measure, "cupti", lambda *a, **k: {"error": "the calls launched no kernel"})
+    figures = measure.measure(lambda i: None, None, lambda: None, tmp_path / "t.json")
+    assert (figures["cupti_calls"], figures["cupti_error"]) == (
+        30,  # as many as the events pass took, within 20 to 100
+        "the calls launched no kernel",
+    )
+
+    def raises(*a, **k):
+        raise RuntimeError("the solution raised at call 40")
+
+    monkeypatch.setattr(measure, "cupti", raises)
+    assert measure.measure(lambda i: None, None, lambda: None, tmp_path / "t.json")["cupti_calls"] == 0
+
+
+def test_a_call_raising_part_way_through_the_cupti_pass_is_an_error_saying_so():
+    from rung.judge.rungs.bench_checks import TimedCallRaised
+
+    stopped = {"cupti_error": "RuntimeError: boom", "timed_calls": 130, "cupti_calls": 0}
+    with pytest.raises(
+        TimedCallRaised, match=r"while timed under the profiler \(the CUPTI pass\): RuntimeError: boom"
+    ):
+        _judge(**stopped, snapshots=[{"slot": 0, "call": 0}])
+    # the profiler failing before any call: the counts agree, and the events pass's checks go on
+    with pytest.raises(Failed, match="unknown slot"):
+        _judge(**{**stopped, "timed_calls": 100}, snapshots=[{"slot": 0, "call": 0}])

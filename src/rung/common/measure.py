@@ -77,13 +77,15 @@ def measure(
     events = timed(call, policy, flush, after)
     wall.lap("events")
     calls = max(CUPTI_MIN_CALLS, min(int(events["samples"]), CUPTI_MAX_CALLS))
+    made = 0  # the CUPTI pass's calls made: all of them once it returns, whatever its trace held
     try:
         cu = cupti(call, flush, trace, calls, after_profiled, first=int(events["samples"]))
+        made = calls
     except Exception as e:
         cu = {"error": f"{type(e).__name__}: {e}"}
     wall.lap("cupti")
     public = {**_public(events), "wall_s": wall.laps}
-    figures = {**public, "timing": "events", "cupti_calls": calls if "error" not in cu else 0}
+    figures = {**public, "timing": "events", "cupti_calls": made}
     if "error" in cu:
         return {**figures, "cupti_error": cu["error"]}
     spans = cu.pop("spans_ms")

@@ -60,6 +60,12 @@ def check_timed(
             f"{where}: the solution process reported {sampled_ms / 1e3:.3f} s of timed calls within "
             f"{held_s:.3f} s of wall clock: its timer was forged"
         )
+    samples = int(sol.get("samples", 0))
+    if sol.get("cupti_error") and int(sol.get("timed_calls", -1)) > samples + int(sol.get("cupti_calls", 0)):
+        # calls were made under the profiler, then the pass stopped: the solution's call raised there
+        raise TimedCallRaised(
+            f"{where}: while timed under the profiler (the CUPTI pass): {sol['cupti_error']}"
+        )
     shots = sol.get("snapshots") or []
     if not shots:
         raise Failed(f"{where}: no timed call's output came back to be checked")
@@ -69,7 +75,6 @@ def check_timed(
     expected, precise = references
     if any(not 0 <= int(x["slot"]) < len(slots) for x in shots):
         raise Failed(f"{where}: a timed call's output came back under an unknown slot")
-    samples = int(sol.get("samples", 0))
     check_choice(
         where,
         shots,
