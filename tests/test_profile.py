@@ -147,6 +147,7 @@ def test_the_kernels_ncu_saw_hold_one_the_solution_declared(tmp_path, monkeypatc
     fake_ncu(tmp_path, monkeypatch, f"{ANSWER}import shutil; shutil.copy({str(EXPORT)!r}, REPORT)")
     r = run_profile(tmp_path, 30, source=triton_source("double_kernel"))
     assert r.status == Status.OK, r.message
+    assert r.metrics["own_kernel"] == "seen"
 
 
 @pytest.mark.parametrize(

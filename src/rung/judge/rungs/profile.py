@@ -99,9 +99,8 @@ def profile(session: Session, params: dict[str, Any]) -> RungResult:
     artifacts.append(str(out / "report.json"))
     result = interpret(exported, case, cost.get("bytes"), artifacts, seconds, spent)
     result.metrics["profiled_call"] = "right"  # its outputs, compared by the judge, match
-    launched = _not_launched(session, exported.get("kernels", []))
+    result.metrics["own_kernel"], launched = _own_kernel(session, exported.get("kernels", []))
     if launched:
-        result.metrics["own_kernel"] = "missing"
         why = (
             f"kernel_launched, as Nsight Compute saw the call from outside the solution's process: {launched}"
         )
@@ -110,16 +109,19 @@ def profile(session: Session, params: dict[str, Any]) -> RungResult:
     return witness.judged(result, session.bench_medians.get(index), case)
 
 
-def _not_launched(session: Session, kernels: list[dict[str, Any]]) -> str:
-    """What guard's kernel_launched asks of the kernels CUPTI saw in the solution's process, asked
-    again of those ncu saw: a list the solution cannot write. '' where it holds, or cannot be
-    asked (no kernel language; an ncu_report without full names, which would let a Python name
-    spell a library kernel's short one)."""
+def _own_kernel(session: Session, kernels: list[dict[str, Any]]) -> tuple[str, str]:
+    """Guard's kernel_launched asked again, of the kernels ncu saw (a list the solution's process
+    cannot write): ("seen", ""), ("missing", why), or not asked and why not (no kernel language;
+    an ncu_report without full names, which would let a Python name spell a library kernel's
+    short one)."""
     languages = own_kernels.languages(session)
     names = [str(k.get("demangled") or "") for k in kernels]
-    if not languages or not all(names):
-        return ""
-    return own_kernels.not_launched(names, languages, own_kernels.known(session, languages))
+    if not languages:
+        return "not asked: no kernel language", ""
+    if not all(names):
+        return "not asked: this ncu_report gives no full kernel names", ""
+    missing = own_kernels.not_launched(names, languages, own_kernels.known(session, languages))
+    return ("missing", missing) if missing else ("seen", "")
 
 
 def export(report: Path, out: Path, exe: str) -> tuple[dict[str, Any] | None, str]:
