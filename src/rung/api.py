@@ -8,7 +8,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from rung import problem_data, runner, views
+from rung import backends, problem_data, runner, views
 from rung.context import ContextIndex, Snippet
 from rung.errors import ProblemError, SolutionError, StoreError
 from rung.runner import OnRun, OnRung
@@ -41,7 +41,9 @@ def check(
             raise SolutionError(f"{p}: no such solution file")
     with open_store(workspace) as store:
         held = spares.take(Path(problem)) if spares is not None else None
-        spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch", held)
+        first = backends.detect(paths[0].read_text(errors="replace")) if paths else None
+        builds = first is not None and first.compile_solution is not None
+        spec, device, judge = runner.describe_keeping(Path(problem), store.root / "scratch", held, builds)
         if not paths:
             judge.discard()
             return []

@@ -7,6 +7,7 @@ rung that can still tell something starts a fresh judge.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -75,17 +76,17 @@ def describe(problem_dir: Path, scratch: Path) -> tuple[Problem, Device]:
 
 
 def describe_keeping(
-    problem_dir: Path, scratch: Path, judge: Judge | None = None
+    problem_dir: Path, scratch: Path, judge: Judge | None = None, builds: bool = True
 ) -> tuple[Problem, Device, Judge]:
     """`describe`, and the judge that answered, still running with the problem loaded, for the
     next climb of this problem to adopt (`climb(judge=...)`); the caller discards it if unused.
     `judge`, one started for this problem and holding no solution (a spare), answers in place of
-    a new one."""
+    a new one; `builds`: whether that climb's solution is one compile builds (`JudgeHello`)."""
     if not problem_dir.exists():
         if judge is not None:
             judge.discard()
         raise ProblemError(f"{problem_dir}: no such folder or file")
-    judge = judge or unattached_judge(problem_dir, scratch)
+    judge = judge or unattached_judge(problem_dir, scratch, builds)
     try:
         reply = judge.call("describe", {}, 120)
     except (ChildCrashed, ChildTimedOut) as e:
@@ -107,12 +108,13 @@ def describe_keeping(
     return Problem(**reply["problem"]), device, judge
 
 
-def unattached_judge(problem_dir: Path, scratch: Path) -> Judge:
-    """A judge for `problem_dir` holding no solution yet, for a climb to adopt; not started."""
+def unattached_judge(problem_dir: Path, scratch: Path, builds: bool = True) -> Judge:
+    """A judge for `problem_dir` holding no solution yet, for a climb to adopt; not started.
+    `builds`: whether the solution it will take is likely one compile builds (`JudgeHello`)."""
     scratch.mkdir(parents=True, exist_ok=True)
     # A folder of its own: an adopted judge goes on writing its log there while others describe.
     folder = Path(tempfile.mkdtemp(prefix="judge-", dir=scratch))
-    return Judge(_hello(problem_dir, None, None, folder, 0), folder)
+    return Judge(dataclasses.replace(_hello(problem_dir, None, None, folder, 0), builds=builds), folder)
 
 
 def probe_device(scratch: Path, remeasure: bool = False) -> Device:

@@ -123,6 +123,9 @@ class JudgeHello:
     cpu_memory_mb: int = 0
     confine: bool = True
     cwd: str = ""  # where the judge starts: the problem's folder
+    # A judge holding no solution yet: whether the one it takes is likely built by compile (so
+    # it imports ahead what compile's meta inputs need); a judge with a source tells for itself.
+    builds: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -144,6 +147,7 @@ class JudgeHello:
             "cpu_memory_mb": (int,),
             "confine": (bool,),
             "cwd": (str,),
+            "builds": (bool,),
         }
         wrong = [
             k

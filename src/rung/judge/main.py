@@ -44,9 +44,7 @@ def main(argv: list[str]) -> int:
     token = first.pop("token")
     hello = JudgeHello.from_dict(first)
     early = _launch_solution(hello)
-    # compile's meta inputs import torch._dynamo on first use (1.6 s on the CPU): imported here,
-    # while the judge mostly waits on its processes, it is not paid inside the compile rung.
-    threading.Thread(target=importlib.import_module, args=("torch._dynamo",), daemon=True).start()
+    _ahead_of_compile(hello)
 
     from rung.judge.session import Session
 
@@ -85,6 +83,20 @@ def adopt(session: Session, hello: JudgeHello) -> Session:
     if adopted.problem_path == session.problem_path:
         adopted.reuse_problem(session)
     return adopted
+
+
+def _ahead_of_compile(hello: JudgeHello) -> None:
+    """compile's meta inputs import torch._dynamo on first use (1.6 s on the CPU): imported on a
+    thread from the judge's start, while it mostly waits on its processes, it is not paid inside
+    compile; only for a solution compile builds (a kernel language's, not plain torch's: the
+    thread contends with the judge's own work), told by the controller while none is held."""
+    from rung import backends
+
+    builds = (
+        hello.builds if hello.source is None else backends.detect(hello.source).compile_solution is not None
+    )
+    if builds:
+        threading.Thread(target=importlib.import_module, args=("torch._dynamo",), daemon=True).start()
 
 
 def _launch_solution(hello: JudgeHello) -> SolutionProcess | None:
